@@ -1,0 +1,43 @@
+"""Platform adapters and their registry.
+
+Adding a client is one module in this package, its fixtures, and one line in ``_FACTORIES``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+
+from agents_memory.adapters.base import Adapter, ParseIssue, ParseResult, Turn
+from agents_memory.errors import AdapterError
+
+__all__ = ["Adapter", "ParseIssue", "ParseResult", "Turn", "all_adapters", "get_adapter", "names"]
+
+# platform name -> "module:Class"; modules are imported lazily so the hook path stays light.
+_FACTORIES: dict[str, str] = {
+    "claude-code": "agents_memory.adapters.claude_code:ClaudeCodeAdapter",
+    "codex-cli": "agents_memory.adapters.codex:CodexAdapter",
+    "gemini-cli": "agents_memory.adapters.gemini_cli:GeminiCliAdapter",
+    "grok": "agents_memory.adapters.grok:GrokAdapter",
+    "antigravity": "agents_memory.adapters.antigravity:AntigravityAdapter",
+}
+
+
+def names() -> list[str]:
+    return list(_FACTORIES)
+
+
+def get_adapter(name: str) -> Adapter:
+    """The adapter for ``name``; an unknown name raises :class:`AdapterError` listing the known."""
+    target = _FACTORIES.get(name)
+    if target is None:
+        raise AdapterError(f"unknown platform {name!r}; known: {', '.join(_FACTORIES)}")
+    module_name, _, class_name = target.partition(":")
+    factory: Callable[[], Adapter] = getattr(import_module(module_name), class_name)
+    return factory()
+
+
+def all_adapters(enabled: tuple[str, ...] = ()) -> list[Adapter]:
+    """Every registered adapter, or only those named in ``enabled`` (validated)."""
+    chosen = enabled or tuple(_FACTORIES)
+    return [get_adapter(name) for name in chosen]

@@ -1,0 +1,144 @@
+"""Settings: read once per entry point from the environment and the user's ``.env`` file.
+
+Variable names follow seed A so an existing ``.env`` carries over. Nothing else in the package
+reads ``os.environ``; entry points call :func:`load_settings` and pass the result down.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import platformdirs
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from agents_memory.errors import ConfigError
+
+APP_NAME = "mcp-agents-memory"
+
+CommaList = Annotated[tuple[str, ...], NoDecode]
+
+
+def user_config_dir() -> Path:
+    return Path(platformdirs.user_config_dir(APP_NAME))
+
+
+def default_env_file() -> Path:
+    """``$MEMORY_CONFIG_PATH`` if set, else ``<user config dir>/mcp-agents-memory/.env``."""
+    override = os.environ.get("MEMORY_CONFIG_PATH")
+    return Path(override) if override else user_config_dir() / ".env"
+
+
+class Settings(BaseSettings):
+    """Every knob of the product. Field names are the environment variable names, lower-cased."""
+
+    model_config = SettingsConfigDict(
+        env_file_encoding="utf-8",
+        extra="ignore",
+        case_sensitive=False,
+        frozen=True,
+    )
+
+    # --- database -------------------------------------------------------------------------
+    database_url: str | None = Field(None, description="PostgreSQL URL; unset = embedded server")
+    db_host: str | None = None
+    db_port: int = Field(5432, ge=1, le=65535)
+    db_user: str | None = None
+    db_pass: str | None = None
+    db_name: str | None = None
+    db_ssl: str | None = Field(None, description="sslmode for DB_* settings (e.g. require)")
+    memory_data_dir: Path | None = Field(None, description="where the embedded server lives")
+    db_pool_max: int = Field(4, ge=1, le=64)
+
+    # --- identity ---------------------------------------------------------------------------
+    user_name: str = Field(default_factory=lambda: _login_name())
+    device_name: str = Field(default_factory=socket.gethostname)
+
+    # --- capture ----------------------------------------------------------------------------
+    capture_enabled_platforms: CommaList = ()
+    capture_exclude: CommaList = ()
+    capture_rescan_sec: float = Field(30.0, gt=0)
+    capture_debounce_ms: int = Field(200, ge=0, le=60_000)
+    redact_enabled: bool = True
+
+    # --- recall -----------------------------------------------------------------------------
+    short_term_days: int = Field(3, ge=0, le=3650)
+    short_term_token_limit: int = Field(8000, ge=0)
+    search_fallback_threshold: float = Field(0.3, ge=0, le=1)
+    search_recency_halflife_days: float = Field(30.0, gt=0)
+    instructions_max_chars: int = Field(1900, ge=200, le=100_000)
+    hook_timeout_ms: int = Field(1500, ge=50, le=60_000)
+
+    # --- embeddings -------------------------------------------------------------------------
+    embedding_backend: Literal["local", "openai", "none"] = "local"
+    embedding_model: str | None = None
+    embedding_base_url: str | None = None
+    openai_api_key: str | None = None
+
+    # --- cold path --------------------------------------------------------------------------
+    cold_path_enabled: bool = True
+    cold_path_interval_sec: float = Field(60.0, gt=0)
+    cold_path_batch_size: int = Field(5, ge=1, le=10_000)
+    archive_after_days: int = Field(0, ge=0)
+    local_llm_base_url: str | None = None
+    tagger_model: str | None = None
+    librarian_enabled: bool = True
+    librarian_msg_threshold: int = Field(30, ge=1)
+    librarian_cooldown_hours: float = Field(24.0, ge=0)
+    llm_daily_token_budget: int = Field(200_000, ge=0)
+
+    # --- logging ----------------------------------------------------------------------------
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("capture_enabled_platforms", "capture_exclude", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @property
+    def uses_embedded_server(self) -> bool:
+        return not self.database_url and not self.db_host
+
+    @property
+    def data_dir(self) -> Path:
+        return self.memory_data_dir or Path(platformdirs.user_data_dir(APP_NAME))
+
+
+def _login_name() -> str:
+    try:
+        return os.getlogin()
+    except OSError:
+        import getpass
+
+        return getpass.getuser()
+
+
+def load_settings(env_file: Path | None = None, **overrides: Any) -> Settings:
+    """Read settings once. A bad value raises :class:`ConfigError` with a one-line message."""
+    path = env_file if env_file is not None else default_env_file()
+    try:
+        return Settings(_env_file=path if path.is_file() else None, **overrides)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path)) from exc
+
+
+def _describe(exc: ValidationError, env_file: Path) -> str:
+    first = exc.errors()[0]
+    name = str(first["loc"][0]).upper() if first["loc"] else "?"
+    got = first.get("input")
+    shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
+    more = f"; {exc.error_count() - 1} more" if exc.error_count() > 1 else ""
+    return (
+        f"invalid setting {name}: {first['msg']}{shown}{more} "
+        f"— fix it in the environment or in {env_file}"
+    )

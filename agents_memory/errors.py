@@ -1,0 +1,39 @@
+"""The package's exceptions, kept shallow.
+
+::
+
+    AgentsMemoryError            base; its message is one line a person can act on
+    ├── ConfigError              a setting has a bad value
+    ├── DatabaseError            the database cannot be reached or used
+    │   └── SchemaError          migrations failed or the schema is newer than this code
+    ├── EmbeddingMismatchError   stored vectors come from another model (run ``reembed``)
+    └── AdapterError             an unknown platform name, or an adapter cannot do what was asked
+
+Parsers never raise for bad input lines: they report them and keep going.
+"""
+
+from __future__ import annotations
+
+
+class AgentsMemoryError(Exception):
+    """Base class; ``str(exc)`` is a single line for the user."""
+
+
+class ConfigError(AgentsMemoryError):
+    pass
+
+
+class DatabaseError(AgentsMemoryError):
+    pass
+
+
+class SchemaError(DatabaseError):
+    pass
+
+
+class EmbeddingMismatchError(AgentsMemoryError):
+    pass
+
+
+class AdapterError(AgentsMemoryError):
+    pass

@@ -32,6 +32,15 @@ def default_env_file() -> Path:
     return Path(override) if override else user_config_dir() / ".env"
 
 
+def _login_name() -> str:
+    try:
+        return os.getlogin()
+    except OSError:
+        import getpass
+
+        return getpass.getuser()
+
+
 class Settings(BaseSettings):
     """Every knob of the product. Field names are the environment variable names, lower-cased."""
 
@@ -54,7 +63,7 @@ class Settings(BaseSettings):
     db_pool_max: int = Field(4, ge=1, le=64)
 
     # --- identity ---------------------------------------------------------------------------
-    user_name: str = Field(default_factory=lambda: _login_name())
+    user_name: str = Field(default_factory=_login_name)
     device_name: str = Field(default_factory=socket.gethostname)
 
     # --- capture ----------------------------------------------------------------------------
@@ -76,6 +85,7 @@ class Settings(BaseSettings):
     embedding_backend: Literal["local", "openai", "none"] = "local"
     embedding_model: str | None = None
     embedding_base_url: str | None = None
+    embedding_dim: int | None = Field(None, ge=1, le=4000, description="openai backend only")
     openai_api_key: str | None = None
 
     # --- cold path --------------------------------------------------------------------------
@@ -112,15 +122,6 @@ class Settings(BaseSettings):
     @property
     def data_dir(self) -> Path:
         return self.memory_data_dir or Path(platformdirs.user_data_dir(APP_NAME))
-
-
-def _login_name() -> str:
-    try:
-        return os.getlogin()
-    except OSError:
-        import getpass
-
-        return getpass.getuser()
 
 
 def load_settings(env_file: Path | None = None, **overrides: Any) -> Settings:

@@ -1,0 +1,193 @@
+"""Antigravity CLI (``agy``) transcripts: ``~/.gemini/antigravity*/brain/<id>/.system_generated/
+logs/transcript*.jsonl``.
+
+One JSON step per line, keyed ``antigravity:<conversation id>:<step_index>`` (the conversation id
+is the ``brain/`` directory name). A step re-written under the same ``step_index`` (``RUNNING`` →
+``DONE``) is an upsert: within one read the later version wins.
+
+``transcript_full.jsonl`` is preferred: ``transcript.jsonl`` holds the same steps with long fields
+cut (``truncated_fields``), so it is owned only while no ``transcript_full.jsonl`` sits beside it —
+otherwise the two files would keep replacing each other's text under the same keys.
+
+Turns: ``USER_INPUT`` text inside ``<USER_REQUEST>…</USER_REQUEST>`` (inputs without one, e.g. a
+settings change alone, are not a person typing); ``PLANNER_RESPONSE`` ``content`` (not
+``thinking``, not ``tool_calls``). The model exists only as "Model Selection" settings-change text
+inside ``USER_INPUT`` (``<USER_SETTINGS_CHANGE>``): the current model is tracked in ``state`` and
+stamped on the turns that follow (including the input that changed it). Tool-result steps,
+``CHECKPOINT``, ``SYSTEM_MESSAGE``, ``CONVERSATION_HISTORY`` and ``BROWSER_*`` are known and
+skipped; other step types are counted as unknown. cwd is not recorded in the transcript.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents_memory.adapters._jsonl import complete_end, iter_records, parse_timestamp
+from agents_memory.adapters.base import Adapter, JsonState, ParseIssue, ParseResult, Role, Turn
+
+PLATFORM = "antigravity"
+FULL_TRANSCRIPT = "transcript_full.jsonl"
+
+_KNOWN_SKIPPED = frozenset(
+    {
+        "CONVERSATION_HISTORY",
+        "CHECKPOINT",
+        "SYSTEM_MESSAGE",
+        "LIST_DIRECTORY",
+        "VIEW_FILE",
+        "RUN_COMMAND",
+        "CODE_ACTION",
+        "SEARCH_WEB",
+        "GREP_SEARCH",
+        "GENERIC",
+    }
+)
+_KNOWN_PREFIXES = ("BROWSER_",)
+_MODEL_SELECTION = re.compile(r"`?Model Selection`?.*?\bto\s+(.+?)\.?\s*$", re.MULTILINE)
+
+
+class AntigravityAdapter(Adapter):
+    name = PLATFORM
+
+    def roots(self, home: Path) -> list[Path]:
+        base = home / ".gemini"
+        defaults = [base / "antigravity", base / "antigravity-cli", base / "antigravity-ide"]
+        try:
+            found = sorted(p for p in base.glob("antigravity*") if p.is_dir())
+        except OSError:
+            found = []
+        return defaults + [p for p in found if p not in defaults]
+
+    def owns(self, path: Path, home: Path) -> bool:
+        try:
+            parts = path.relative_to(home / ".gemini").parts
+        except ValueError:
+            return False
+        if not (
+            len(parts) == 6
+            and parts[0].startswith("antigravity")
+            and parts[1] == "brain"
+            and parts[3:5] == (".system_generated", "logs")
+            and parts[5].startswith("transcript")
+            and parts[5].endswith(".jsonl")
+        ):
+            return False
+        return parts[5] == FULL_TRANSCRIPT or not (path.parent / FULL_TRANSCRIPT).exists()
+
+    def parse(
+        self,
+        path: Path,
+        data: bytes,
+        *,
+        offset: int,
+        state: JsonState,
+        final: bool = False,
+        home: Path | None = None,
+    ) -> ParseResult:
+        """Turns in ``data``; ``final`` is not needed (nothing is held back)."""
+        model = state.get("model") if offset > 0 else None  # a read from 0 starts afresh
+        reader = _Reader(_conversation_id(path), model if isinstance(model, str) else None)
+        for record in iter_records(data, reader.issues, offset=offset, complete_tail=final):
+            reader.read(record.data, record.line.offset)
+        return ParseResult(
+            turns=list(reader.turns.values()),
+            resume_offset=offset + len(data) if final else complete_end(data, offset=offset),
+            state={"model": reader.model},
+            unknown_kinds=reader.unknown,
+            issues=reader.issues,
+        )
+
+
+@dataclass(slots=True)
+class _Reader:
+    """One read of one conversation: the current model and the turns found, by key."""
+
+    conversation: str
+    model: str | None
+    turns: dict[str, Turn] = field(default_factory=dict)
+    unknown: Counter[str] = field(default_factory=Counter)
+    issues: list[ParseIssue] = field(default_factory=list)
+
+    def read(self, step: Mapping[str, Any], at: int) -> None:
+        kind = step.get("type")
+        content = step.get("content")
+        if kind == "USER_INPUT":
+            self.model = _selected_model(content) or self.model
+            found = _user_text(content)
+            if found is not None:
+                self.add(step, at, "user", *found)
+        elif kind == "PLANNER_RESPONSE":
+            text = content.strip() if isinstance(content, str) else ""
+            if text:
+                self.add(step, at, "assistant", text, None)
+        elif not isinstance(kind, str) or not (
+            kind in _KNOWN_SKIPPED or kind.startswith(_KNOWN_PREFIXES)
+        ):
+            self.unknown[kind if isinstance(kind, str) else "(no type)"] += 1
+
+    def add(self, step: Mapping[str, Any], at: int, role: Role, text: str, raw: str | None) -> None:
+        """Upsert the turn of ``step`` (a re-written step keeps its place, with its latest text)."""
+        index = step.get("step_index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            self.issues.append(ParseIssue(at, f"{role} step without an integer step_index"))
+            return
+        key = f"{PLATFORM}:{self.conversation}:{index}"
+        self.turns[key] = Turn(
+            external_uuid=key,
+            platform=PLATFORM,
+            role=role,
+            text=text,
+            session_id=self.conversation,
+            message_at=parse_timestamp(step.get("created_at")),
+            model=self.model,
+            raw_text=raw,
+        )
+
+
+def _user_text(content: object) -> tuple[str, str | None] | None:
+    """``(text, raw_text)`` from the ``<USER_REQUEST>`` blocks, or ``None`` when there are none."""
+    if not isinstance(content, str):
+        return None
+    requests, outside = _blocks(content, "<USER_REQUEST>", "</USER_REQUEST>")
+    if not requests:
+        return None
+    return "\n\n".join(requests), content if outside else None
+
+
+def _selected_model(content: object) -> str | None:
+    """The model named by the last "Model Selection" settings change in ``content``."""
+    if not isinstance(content, str) or "Model Selection" not in content:
+        return None
+    model = None
+    for change in _blocks(content, "<USER_SETTINGS_CHANGE>", "</USER_SETTINGS_CHANGE>")[0]:
+        for match in _MODEL_SELECTION.finditer(change):
+            model = match.group(1).strip() or model
+    return model
+
+
+def _blocks(text: str, opening: str, closing: str) -> tuple[list[str], bool]:
+    """The stripped, non-empty bodies of every ``opening…closing`` block in ``text``, and whether
+    anything but whitespace lies outside them (str.find: a lazy regex crawls long prompts)."""
+    bodies: list[str] = []
+    outside = False
+    pos = 0
+    while (start := text.find(opening, pos)) >= 0:
+        end = text.find(closing, start + len(opening))
+        if end < 0:
+            break
+        outside = outside or (start > pos and not text[pos:start].isspace())
+        body = text[start + len(opening) : end].strip()
+        if body:
+            bodies.append(body)
+        pos = end + len(closing)
+    return bodies, outside or (pos < len(text) and not text[pos:].isspace())
+
+
+def _conversation_id(path: Path) -> str:
+    """The ``brain/<id>`` directory name (``…/<id>/.system_generated/logs/<file>``)."""
+    return path.parent.parent.parent.name

@@ -1,0 +1,234 @@
+"""xAI Grok Build transcripts (``~/.grok/sessions/<percent-encoded cwd>/<session>/``).
+
+The transcript is ``chat_history.jsonl`` (the model-facing history); ``summary.json`` beside it
+gives the session id, cwd, fallback model and subagent kind (``session_kind: "subagent"``,
+``agent_name``). ``updates.jsonl`` and ``events.jsonl`` are not read.
+
+Keys are ``grok:<session>:<line index>`` (0-based physical line number, blank and malformed
+lines included) because Grok rewrites early lines in place, which shifts byte offsets. ``state``
+carries the number of lines consumed so an ``append`` read that starts mid-file numbers its lines
+correctly; without that state the lines before ``offset`` are counted in the file.
+
+Turns: ``user`` lines without ``synthetic_reason``, text inside ``<user_query>…</user_query>``
+when present (anything still ``<…>``-wrapped, like a first-turn ``<user_info>``, is dropped);
+``assistant`` lines with text ``content``. ``system``, ``reasoning``, ``tool_result`` and
+``backend_tool_call`` are known and skipped; other types are counted as unknown. Model:
+``model_id``, else the model last seen, else ``summary.current_model_id``.
+
+Timestamps: Grok writes none per line, and ``message_at`` stays ``None``. ``summary.json`` only
+has session-level times: ``created_at`` would date every turn of a days-long session at its start
+(hiding fresh turns from "recent" queries), and ``updated_at`` moves, so two reads of one line would
+disagree. Leaving it unset lets the capture daemon stamp the capture time, which is right within
+a second for live tailing; a backfill of old sessions is the one case it misdates.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from agents_memory.adapters._jsonl import iter_records
+from agents_memory.adapters.base import Adapter, JsonState, ParseIssue, ParseResult, Role, Turn
+
+PLATFORM = "grok"
+TRANSCRIPT = "chat_history.jsonl"
+SIDECAR = "summary.json"
+
+_SKIPPED_TYPES = frozenset({"system", "reasoning", "tool_result", "backend_tool_call"})
+_ONLY_TAGS = re.compile(r"(?:\s*<([A-Za-z_][\w-]*)[^>]*>.*?</\1>)+\s*", re.DOTALL)
+_COUNT_CHUNK = 1 << 20
+_NEWLINE = ord("\n")
+
+
+class GrokAdapter(Adapter):
+    name = PLATFORM
+
+    def roots(self, home: Path) -> list[Path]:
+        return [home / ".grok" / "sessions"]
+
+    def owns(self, path: Path, home: Path) -> bool:
+        try:
+            parts = path.relative_to(home / ".grok" / "sessions").parts
+        except ValueError:
+            return False
+        return len(parts) == 3 and parts[2] == TRANSCRIPT
+
+    def parse(
+        self,
+        path: Path,
+        data: bytes,
+        *,
+        offset: int,
+        state: JsonState,
+        final: bool = False,
+        home: Path | None = None,
+    ) -> ParseResult:
+        """Turns in ``data``; ``final`` is not needed (nothing is held back)."""
+        issues: list[ParseIssue] = []
+        state = state if offset > 0 else {}  # a read from 0 (a rescan) starts afresh
+        first_line = state.get("lines")
+        if not isinstance(first_line, int):
+            first_line = _count_lines(path, offset, issues)
+        session = _Session.open(path, state)
+        end = len(data) if final else data.rfind(b"\n") + 1
+        turns: list[Turn] = []
+        unknown: Counter[str] = Counter()
+        records = iter_records(
+            data, issues, offset=offset, first_line=first_line, complete_tail=final
+        )
+        for record in records:
+            kind = record.data.get("type")
+            if kind == "user":
+                turn = session.user_turn(record.data, record.line.number)
+            elif kind == "assistant":
+                turn = session.assistant_turn(record.data, record.line.number)
+            else:
+                if kind not in _SKIPPED_TYPES:
+                    unknown[kind if isinstance(kind, str) else "(no type)"] += 1
+                continue
+            if turn is not None:
+                turns.append(turn)
+        lines = first_line + data.count(b"\n", 0, end)
+        if end and data[end - 1] != _NEWLINE:  # a final read took an unterminated last line
+            lines += 1
+        return ParseResult(
+            turns=turns,
+            resume_offset=offset + end,
+            state={"lines": lines, "model": session.model},
+            unknown_kinds=unknown,
+            issues=issues,
+        )
+
+
+@dataclass(slots=True)
+class _Session:
+    """Session facts from the sidecar and the model last seen; builds this session's turns."""
+
+    session_id: str
+    cwd: str | None
+    model: str | None
+    subagent: bool
+    agent_name: str | None
+
+    @classmethod
+    def open(cls, path: Path, state: JsonState) -> _Session:
+        summary = _read_summary(path.parent / SIDECAR)
+        info = summary.get("info")
+        info = info if isinstance(info, Mapping) else {}
+        session_id = _str(info.get("id")) or path.parent.name
+        cwd = _str(info.get("cwd")) or _decode_cwd(path.parent.parent.name)
+        subagent = summary.get("session_kind") == "subagent"
+        return cls(
+            session_id=session_id,
+            cwd=cwd,
+            model=_str(state.get("model")) or _str(summary.get("current_model_id")),
+            subagent=subagent,
+            agent_name=_str(summary.get("agent_name")) if subagent else None,
+        )
+
+    def user_turn(self, record: Mapping[str, Any], index: int) -> Turn | None:
+        if record.get("synthetic_reason"):
+            return None
+        original = _content_text(record.get("content")).strip()
+        queries, outside = _blocks(original, "<user_query>", "</user_query>")
+        text = "\n\n".join(queries) if queries else original
+        if not text or (text[0] == "<" and _ONLY_TAGS.fullmatch(text)):
+            return None
+        return self.turn(index, "user", text, original if queries and outside else None)
+
+    def assistant_turn(self, record: Mapping[str, Any], index: int) -> Turn | None:
+        model = _str(record.get("model_id"))
+        if model:
+            self.model = model
+        text = _content_text(record.get("content")).strip()
+        return self.turn(index, "assistant", text, None) if text else None
+
+    def turn(self, index: int, role: Role, text: str, raw: str | None) -> Turn:
+        return Turn(
+            external_uuid=f"{PLATFORM}:{self.session_id}:{index}",
+            platform=PLATFORM,
+            role=role,
+            text=text,
+            session_id=self.session_id,
+            model=self.model,
+            subagent=self.subagent,
+            subagent_model=self.model if self.subagent else None,
+            subagent_role=self.agent_name,
+            cwd=self.cwd,
+            raw_text=raw,
+        )
+
+
+def _count_lines(path: Path, offset: int, issues: list[ParseIssue]) -> int:
+    """Lines before ``offset`` in the file itself, for a mid-file read that lost its state."""
+    if offset <= 0:
+        return 0
+    count = 0
+    try:
+        with path.open("rb") as handle:
+            remaining = offset
+            while remaining > 0:
+                chunk = handle.read(min(remaining, _COUNT_CHUNK))
+                if not chunk:
+                    break
+                count += chunk.count(b"\n")
+                remaining -= len(chunk)
+    except OSError as exc:
+        issues.append(ParseIssue(offset, f"cannot count lines before offset: {exc}"))
+    return count
+
+
+def _content_text(content: object) -> str:
+    """A string, or the ``text`` parts of a part list (images and other parts skipped)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict)
+            and part.get("type", "text") == "text"
+            and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def _read_summary(path: Path) -> Mapping[str, Any]:
+    try:
+        summary = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return summary if isinstance(summary, dict) else {}
+
+
+def _decode_cwd(name: str) -> str | None:
+    decoded = unquote(name)
+    return decoded if decoded.startswith("/") or decoded[1:3] == ":\\" else None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _blocks(text: str, opening: str, closing: str) -> tuple[list[str], bool]:
+    """The stripped, non-empty bodies of every ``opening…closing`` block in ``text``, and whether
+    anything but whitespace lies outside them (str.find: a lazy regex crawls long prompts)."""
+    bodies: list[str] = []
+    outside = False
+    pos = 0
+    while (start := text.find(opening, pos)) >= 0:
+        end = text.find(closing, start + len(opening))
+        if end < 0:
+            break
+        outside = outside or (start > pos and not text[pos:start].isspace())
+        body = text[start + len(opening) : end].strip()
+        if body:
+            bodies.append(body)
+        pos = end + len(closing)
+    return bodies, outside or (pos < len(text) and not text[pos:].isspace())

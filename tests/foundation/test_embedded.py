@@ -1,0 +1,167 @@
+"""The embedded server as a user meets it: first run, warm run, attach, stop, non-root."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from agents_memory.store.embedded import EmbeddedServer, read_postmaster
+from tests.conftest import postgres_processes, private_tmp_dir
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def home() -> Iterator[Path]:
+    path = private_tmp_dir("am-home-")
+    path.chmod(0o755)
+    yield path
+    pgdata = path / "data" / "mcp-agents-memory" / "pg"
+    if read_postmaster(pgdata) is not None:
+        EmbeddedServer(pgdata).stop()
+    assert postgres_processes(pgdata) == []
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DB_", "DATABASE_URL", "MEMORY_", "EMBEDDING_"))
+    }
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_RUNTIME_DIR=str(home / "run"),
+    )
+    return env
+
+
+def test_doctor_on_a_fresh_home_creates_a_healthy_embedded_database(home: Path) -> None:
+    result = subprocess.run(
+        [str(BIN / "mcp-agents-memory"), "doctor", "--json"],
+        env=_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["mode"] == "embedded" and report["healthy"]
+    assert report["pgvector_version"] and report["embedding_dim"] == 384
+    assert report["schema_version"] == report["schema_latest"] >= 1
+    pgdata = home / "data" / "mcp-agents-memory" / "pg"
+    assert stat.S_IMODE(pgdata.stat().st_mode) == 0o700
+    info = read_postmaster(pgdata)
+    assert info is not None and info.listen_host is None, "must listen on a Unix socket only"
+    with psycopg.connect(info.conninfo()) as conn:
+        row = conn.execute(
+            "SELECT datlocprovider, datlocale, current_setting('listen_addresses'),"
+            " current_setting('unix_socket_permissions') FROM pg_database"
+            " WHERE datname = current_database()"
+        ).fetchone()
+    assert row == ("b", "C.UTF-8", "", "0700")
+
+    # Warm: the server stays up for other processes and a second command attaches.
+    again = subprocess.run(
+        [str(BIN / "mcp-agents-memory"), "doctor"],
+        env=_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert again.returncode == 0 and "healthy" in again.stdout
+    after = read_postmaster(pgdata)
+    assert after is not None and after.pid == info.pid
+
+
+def test_start_attaches_to_a_running_server_and_stop_ends_it(home: Path) -> None:
+    server = EmbeddedServer(home / "data" / "mcp-agents-memory" / "pg")
+    first = server.start()
+    second = EmbeddedServer(server.pgdata).start()
+    assert first.pid == second.pid
+    assert server.stop() is True
+    assert server.running() is None
+    assert postgres_processes(server.pgdata) == []
+    assert server.stop() is False
+    assert server.start().pid != first.pid  # restarts cleanly on the existing cluster
+
+
+def test_a_long_data_path_gets_a_short_socket_dir(home: Path) -> None:
+    deep = home / ("d" * 60) / ("e" * 40)
+    deep.mkdir(parents=True)
+    server = EmbeddedServer(deep / "pg")
+    try:
+        info = server.start()
+        assert info.socket_dir is not None and info.socket_dir != server.pgdata
+        with psycopg.connect(info.conninfo()) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        server.stop()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create an unprivileged user")
+def test_an_unprivileged_user_gets_its_own_embedded_database(home: Path) -> None:
+    user = "am_plain"
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        subprocess.run(
+            ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True
+        )
+    entry = pwd.getpwnam(user)
+    os.chown(home, entry.pw_uid, entry.pw_gid)
+    # The user must be able to run this venv's interpreter: allow traversal (o+x) of its
+    # ancestors, exactly what the product does for the server binaries when run as root.
+    for target in (Path(sys.executable).resolve(), BIN):
+        for parent in target.parents:
+            mode = parent.stat().st_mode
+            if not mode & stat.S_IXOTH:
+                parent.chmod(mode | stat.S_IXOTH)
+    result = subprocess.run(
+        [str(BIN / "mcp-agents-memory"), "doctor", "--json"],
+        env=_env(home),
+        user=user,
+        group=entry.pw_gid,
+        extra_groups=[],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=home,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["healthy"] and report["pgvector_version"]
+    pgdata = home / "data" / "mcp-agents-memory" / "pg"
+    assert pgdata.stat().st_uid == entry.pw_uid, "a normal user runs the server as itself"
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "python"),
+            "-c",
+            "import sys; from pathlib import Path;"
+            "from agents_memory.store.embedded import EmbeddedServer;"
+            "EmbeddedServer(Path(sys.argv[1])).stop()",
+            str(pgdata),
+        ],
+        user=user,
+        group=entry.pw_gid,
+        extra_groups=[],
+        check=True,
+        cwd=home,
+        env=_env(home),
+        timeout=60,
+    )

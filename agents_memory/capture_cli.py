@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import signal
 import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
 
 from agents_memory import __version__
-from agents_memory.cli_common import configure_logging, debug_option, run_main
-from agents_memory.config import load_settings
+from agents_memory.cli_common import configure_logging, debug_option, run_main, settings_from
+from agents_memory.config import Settings, load_settings, user_state_dir
+
+if TYPE_CHECKING:
+    from agents_memory.capture.discovery import Catalog
+
+PID_FILE_NAME = "capture.pid"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -20,6 +31,121 @@ def cli(ctx: click.Context) -> None:
     settings = load_settings()
     configure_logging("DEBUG" if "--debug" in sys.argv else settings.log_level)
     ctx.obj = settings
+
+
+def _catalog(settings: Settings, platforms: tuple[str, ...] = ()) -> Catalog:
+    from agents_memory.adapters import all_adapters
+    from agents_memory.capture.discovery import Catalog
+
+    chosen = platforms or settings.capture_enabled_platforms
+    return Catalog(all_adapters(chosen), Path.home())
+
+
+def pid_file() -> Path:
+    return user_state_dir() / PID_FILE_NAME
+
+
+@cli.command()
+@click.option(
+    "--poll",
+    is_flag=True,
+    help="Do not use inotify; rely on the periodic rescan (NFS, bind mounts).",
+)
+@debug_option
+@click.pass_context
+def run(ctx: click.Context, poll: bool) -> None:
+    """Run the capture daemon in the foreground (what the systemd user unit starts).
+
+    Watches every enabled client's transcript folders and stores each new user/assistant turn
+    exactly once. SIGTERM or Ctrl-C finishes the current file and exits cleanly.
+    """
+    from agents_memory.capture.daemon import CaptureDaemon, PidFile
+
+    settings = settings_from(ctx)
+    catalog = _catalog(settings)
+    daemon = CaptureDaemon(settings, catalog, poll_only=poll)
+
+    def _stop(signum: int, _frame: FrameType | None) -> None:
+        daemon.stop()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    lock = PidFile(pid_file())
+    lock.acquire()
+    try:
+        daemon.run()
+    finally:
+        lock.release()
+
+
+@cli.command()
+@click.option(
+    "--platform",
+    "platforms",
+    multiple=True,
+    metavar="NAME",
+    help="Only this client (repeatable): claude-code, codex-cli, gemini-cli, grok, antigravity.",
+)
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+    help="Only transcripts modified on or after this date (YYYY-MM-DD).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@debug_option
+@click.pass_context
+def backfill(
+    ctx: click.Context, platforms: tuple[str, ...], since: datetime | None, as_json: bool
+) -> None:
+    """Import existing history from every client's transcripts (safe while the daemon runs)."""
+    from agents_memory.capture.backfill import backfill as run_backfill
+    from agents_memory.capture_views import backfill_progress, print_backfill
+
+    settings = settings_from(ctx)
+    catalog = _catalog(settings, platforms)
+    when = since.replace(tzinfo=UTC) if since is not None and since.tzinfo is None else since
+    with backfill_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
+        report = run_backfill(settings, catalog, since=when, progress=progress)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "seconds": report.seconds,
+                    "stored": report.stored,
+                    "platforms": {k: vars_of(v) for k, v in report.platforms.items()},
+                },
+                indent=2,
+            )
+        )
+    else:
+        print_backfill(report)
+
+
+def vars_of(obj: object) -> dict[str, object]:
+    from dataclasses import asdict, is_dataclass
+
+    assert is_dataclass(obj) and not isinstance(obj, type)
+    return asdict(obj)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@debug_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show per client: transcripts, rows, last capture, lag, errors; and the daemon's state."""
+    from agents_memory.capture.status import capture_status
+    from agents_memory.capture_views import print_status
+
+    settings = settings_from(ctx)
+    catalog = _catalog(settings)
+    report = capture_status(settings, catalog, pid_file())
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2, default=str))
+    else:
+        print_status(report)
+    if report.problems:
+        ctx.exit(1)
 
 
 def main() -> None:

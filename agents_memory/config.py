@@ -26,6 +26,11 @@ def user_config_dir() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME))
 
 
+def user_state_dir() -> Path:
+    """Pid files and other small runtime state (``~/.local/state/mcp-agents-memory``)."""
+    return Path(platformdirs.user_state_dir(APP_NAME))
+
+
 def default_env_file() -> Path:
     """``$MEMORY_CONFIG_PATH`` if set, else ``<user config dir>/mcp-agents-memory/.env``."""
     override = os.environ.get("MEMORY_CONFIG_PATH")

@@ -1,0 +1,223 @@
+"""The ingest pipeline for one transcript file: read past the cursor, parse, filter, redact,
+store, advance the cursor — rows and cursor in one transaction — then NOTIFY the Cold Path.
+
+Order of the filters on each turn: drop brief echoes (the brief's marker), remove
+``<private>`` spans, skip excluded projects (``CAPTURE_EXCLUDE``), redact. Nothing is stored
+before redaction. Log lines carry counts, paths and offsets, never captured text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from agents_memory.adapters.base import Adapter, Turn
+from agents_memory.capture import tailer
+from agents_memory.capture.filters import ExcludeMatcher, is_brief_echo, strip_private
+from agents_memory.capture.gitinfo import git_info
+from agents_memory.capture.redact import redact
+from agents_memory.config import Settings
+from agents_memory.store import cursors as cursor_store
+from agents_memory.store.memories import NewMemory, insert_memories
+
+log = logging.getLogger(__name__)
+
+NOTIFY_CHANNEL = "agents_memory_new"
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    """What one pass over one file did."""
+
+    path: Path
+    platform: str
+    inserted: int = 0
+    updated: int = 0
+    skipped: int = 0
+    dropped: int = 0
+    """Turns filtered out (brief echoes, fully private turns, excluded projects)."""
+    issues: int = 0
+    restarted: bool = False
+    unknown: Counter[str] = field(default_factory=Counter)
+    bytes_read: int = 0
+
+    @property
+    def stored(self) -> int:
+        return self.inserted + self.updated
+
+    def add(self, other: FileOutcome) -> None:
+        self.inserted += other.inserted
+        self.updated += other.updated
+        self.skipped += other.skipped
+        self.dropped += other.dropped
+        self.issues += other.issues
+        self.restarted = self.restarted or other.restarted
+        self.unknown.update(other.unknown)
+        self.bytes_read += other.bytes_read
+
+
+class Ingestor:
+    """Turns files into stored rows for one user on one device. Stateless between calls
+    except for caches; safe to use from one thread at a time."""
+
+    def __init__(self, settings: Settings, *, user_id: int, has_vector: bool, home: Path) -> None:
+        self.settings = settings
+        self.user_id = user_id
+        self.has_vector = has_vector
+        self.home = home
+        self.device = settings.device_name
+        self.exclude = ExcludeMatcher.compile(settings.capture_exclude, home=str(home))
+
+    # --- one file -----------------------------------------------------------------------
+    def ingest_file(
+        self, conn: psycopg.Connection[Any], path: Path, adapter: Adapter, *, final: bool
+    ) -> FileOutcome:
+        """Read everything new in ``path`` (in chunks, one transaction each)."""
+        total = FileOutcome(path, adapter.name)
+        while True:
+            step, more = self._ingest_region(conn, path, adapter, final=final)
+            total.add(step)
+            if not more:
+                return total
+
+    def _ingest_region(
+        self, conn: psycopg.Connection[Any], path: Path, adapter: Adapter, *, final: bool
+    ) -> tuple[FileOutcome, bool]:
+        outcome = FileOutcome(path, adapter.name)
+        mode = adapter.read_mode(path)
+        with conn.transaction():
+            cursor = cursor_store.lock_cursor(conn, adapter.name, self.device, str(path))
+            region = tailer.read_region(path, cursor, mode)
+            if region is None:
+                return outcome, False
+            if region.restarted:
+                log.info(
+                    "%s changed under its cursor (offset %d); reading it again from the start",
+                    path,
+                    cursor.offset,
+                )
+                cursor = cursor.restarted()
+                outcome.restarted = True
+            outcome.bytes_read = len(region.data)
+            if region.skipped_long_line is not None:
+                at, length = region.skipped_long_line
+                log.warning(
+                    "%s: skipped a %d-byte line at offset %d (longer than %d bytes)",
+                    path,
+                    length,
+                    at,
+                    tailer.MAX_LINE_BYTES,
+                )
+                outcome.issues += 1
+            result = adapter.parse(
+                path,
+                region.data,
+                offset=region.offset,
+                state=cursor.state,
+                final=final and region.at_eof,
+                home=self.home,
+            )
+            if mode == "append" and result.resume_offset <= region.offset and region.data:
+                # One held-back group fills the whole chunk: take it as it is.
+                result = adapter.parse(
+                    path,
+                    region.data,
+                    offset=region.offset,
+                    state=cursor.state,
+                    final=True,
+                    home=self.home,
+                )
+            for issue in result.issues:
+                log.warning(
+                    "%s: skipped a record at offset %d: %s", path, issue.offset, issue.reason
+                )
+            outcome.issues += len(result.issues)
+            outcome.unknown.update(result.unknown_kinds)
+            rows = self.prepare(result.turns, outcome)
+            counts = insert_memories(conn, self.user_id, rows, has_vector=self.has_vector)
+            outcome.inserted, outcome.updated = counts.inserted, counts.updated
+            outcome.skipped = counts.skipped
+            end = region.end if mode == "whole" else result.resume_offset
+            if region.skipped_long_line is not None and not region.data:
+                end = region.end
+            cursor_store.save_cursor(
+                conn,
+                replace(
+                    cursor,
+                    dev=region.dev,
+                    inode=region.inode,
+                    size=region.size,
+                    offset=end,
+                    last_line_hash=tailer.tail_hash(path, end),
+                    state=dict(result.state),
+                ),
+                rows=counts.inserted + counts.updated,
+                unknown=result.unknown_kinds,
+                issues=outcome.issues,
+                last_issue=_last_issue(result.issues, region.skipped_long_line),
+            )
+            if counts.inserted or counts.updated:
+                conn.execute(
+                    "SELECT pg_notify(%s, %s)",
+                    (NOTIFY_CHANNEL, str(counts.inserted + counts.updated)),
+                )
+        progressed = end > region.offset or region.restarted
+        more = mode == "append" and not region.at_eof and progressed
+        return outcome, more
+
+    # --- turns -> rows ------------------------------------------------------------------
+    def prepare(self, turns: Iterable[Turn], outcome: FileOutcome) -> list[NewMemory]:
+        rows: list[NewMemory] = []
+        redacting = self.settings.redact_enabled
+        for turn in turns:
+            if is_brief_echo(turn.text) or (turn.raw_text and is_brief_echo(turn.raw_text)):
+                outcome.dropped += 1
+                continue
+            text = strip_private(turn.text)
+            if not text.strip():
+                outcome.dropped += 1
+                continue
+            raw = strip_private(turn.raw_text) if turn.raw_text else None
+            git = git_info(turn.cwd)
+            if self.exclude and self.exclude.excludes(turn.cwd, git.root):
+                outcome.dropped += 1
+                continue
+            if redacting:
+                text = redact(text).text
+                raw = redact(raw).text if raw else raw
+            rows.append(
+                NewMemory(
+                    agent_platform=turn.platform,
+                    role=turn.role,
+                    message=text,
+                    raw_message=raw or None,
+                    external_uuid=turn.external_uuid,
+                    message_at=turn.message_at,
+                    agent_model=turn.model,
+                    subagent=turn.subagent,
+                    subagent_model=turn.subagent_model if turn.subagent else None,
+                    subagent_role=turn.subagent_role if turn.subagent else None,
+                    session_id=turn.session_id,
+                    cwd=turn.cwd,
+                    git_root=git.root,
+                    git_remote=git.remote,
+                    device_name=self.device,
+                    source="capture",
+                )
+            )
+        return rows
+
+
+def _last_issue(issues: list[Any], skipped: tuple[int, int] | None) -> str | None:
+    if skipped is not None:
+        return f"line at offset {skipped[0]} longer than {tailer.MAX_LINE_BYTES} bytes skipped"
+    if issues:
+        issue = issues[-1]
+        return f"offset {issue.offset}: {issue.reason}"[:500]
+    return None

@@ -1,0 +1,94 @@
+"""``memory-capture status``: per platform files, rows, last capture, lag, unknown kinds,
+errors; and whether the daemon runs."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from agents_memory.capture.daemon import running_pid
+from agents_memory.capture.discovery import Catalog
+from agents_memory.config import Settings
+from agents_memory.store import cursors as cursor_store
+from agents_memory.store import database
+
+
+@dataclass(slots=True)
+class PlatformStatus:
+    files_on_disk: int = 0
+    files_tracked: int = 0
+    rows: int = 0
+    last_capture_at: datetime | None = None
+    lag_bytes: int = 0
+    """Bytes written to transcripts that are not captured yet (this device)."""
+    files_behind: int = 0
+    issues: int = 0
+    last_issue: str | None = None
+    unknown_kinds: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class CaptureStatus:
+    device: str
+    daemon_pid: int | None
+    database: str
+    platforms: dict[str, PlatformStatus] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> CaptureStatus:
+    status = CaptureStatus(
+        device=settings.device_name, daemon_pid=running_pid(pid_file), database="?"
+    )
+    for adapter in catalog.adapters:
+        status.platforms[adapter.name] = PlatformStatus()
+    on_disk: dict[str, int] = {}
+    for path, adapter in catalog.transcripts():
+        status.platforms[adapter.name].files_on_disk += 1
+        try:
+            on_disk[str(path)] = path.stat().st_size
+        except OSError:
+            continue
+    try:
+        db = database.locate_database(settings)
+        status.database = db.description
+        with database.connect(db, connect_timeout=5) as conn:
+            tracked = cursor_store.list_cursors(conn, settings.device_name)
+            rows = dict(
+                conn.execute(
+                    "SELECT agent_platform, count(*) FROM memory WHERE device_name = %s GROUP BY 1",
+                    (settings.device_name,),
+                ).fetchall()
+            )
+    except Exception as exc:  # status must explain, not crash
+        status.problems.append(f"database: {exc}")
+        return status
+    for cursor in tracked:
+        item = status.platforms.setdefault(cursor.platform, PlatformStatus())
+        item.files_tracked += 1
+        item.issues += cursor.issues
+        item.last_issue = cursor.last_issue or item.last_issue
+        if cursor.last_capture_at and (
+            item.last_capture_at is None or cursor.last_capture_at > item.last_capture_at
+        ):
+            item.last_capture_at = cursor.last_capture_at
+        kinds = Counter(item.unknown_kinds)
+        kinds.update(cursor.unknown_kinds)
+        item.unknown_kinds = dict(kinds)
+        size = on_disk.get(cursor.path)
+        if size is not None and size > cursor.offset:
+            item.lag_bytes += size - cursor.offset
+            item.files_behind += 1
+    for name, count in rows.items():
+        status.platforms.setdefault(str(name), PlatformStatus()).rows = int(count)
+    if status.daemon_pid is None:
+        status.problems.append(
+            "the capture daemon is not running: start it with `memory-capture run`"
+        )
+    return status

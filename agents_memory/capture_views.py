@@ -1,0 +1,113 @@
+"""How capture results look on a terminal (rich tables and progress bars)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from agents_memory.capture.backfill import BackfillReport
+from agents_memory.capture.status import CaptureStatus
+
+
+@contextmanager
+def backfill_progress(*, enabled: bool) -> Iterator[Callable[[Path, int, int], None] | None]:
+    """A progress bar on stderr when it is a terminal; nothing otherwise."""
+    if not enabled:
+        yield None
+        return
+    with Progress(
+        TextColumn("[bold]backfill"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.description}"),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None)
+
+        def update(path: Path, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, description=path.name[:40])
+
+        yield update
+
+
+def print_backfill(report: BackfillReport) -> None:
+    table = Table(title="backfill", show_edge=False)
+    for column in (
+        "platform",
+        "files",
+        "new",
+        "updated",
+        "already stored",
+        "dropped",
+        "bad records",
+        "unknown kinds",
+    ):
+        table.add_column(column, justify="left" if column == "platform" else "right")
+    for name, totals in sorted(report.platforms.items()):
+        unknown = ", ".join(f"{k} x{v}" for k, v in sorted(totals.unknown.items())[:4])
+        table.add_row(
+            name,
+            str(totals.files),
+            str(totals.inserted),
+            str(totals.updated),
+            str(totals.skipped),
+            str(totals.dropped),
+            str(totals.issues),
+            unknown or "-",
+        )
+    console = _console()
+    console.print(table)
+    rate = report.turns_seen / report.seconds if report.seconds > 0 else 0.0
+    console.print(
+        f"{report.stored} rows stored in {report.seconds:.1f} s ({rate:,.0f} turns/s read)"
+    )
+
+
+def print_status(status: CaptureStatus) -> None:
+    console = _console()
+    daemon = f"running (pid {status.daemon_pid})" if status.daemon_pid else "not running"
+    console.print(f"device {status.device} · database {status.database} · daemon {daemon}")
+    table = Table(show_edge=False)
+    for column in (
+        "platform",
+        "transcripts",
+        "tracked",
+        "rows",
+        "last capture",
+        "behind",
+        "bad records",
+        "unknown kinds",
+    ):
+        table.add_column(
+            column, justify="left" if column in ("platform", "last capture") else "right"
+        )
+    for name, item in sorted(status.platforms.items()):
+        last = item.last_capture_at.strftime("%Y-%m-%d %H:%M") if item.last_capture_at else "-"
+        behind = f"{item.files_behind} files, {item.lag_bytes} B" if item.files_behind else "0"
+        unknown = ", ".join(f"{k} x{v}" for k, v in sorted(item.unknown_kinds.items())[:3])
+        table.add_row(
+            name,
+            str(item.files_on_disk),
+            str(item.files_tracked),
+            str(item.rows),
+            last,
+            behind,
+            str(item.issues),
+            unknown or "-",
+        )
+    console.print(table)
+    for problem in status.problems:
+        console.print(f"[red]problem:[/red] {problem}")
+
+
+def _console() -> Console:
+    """Wide enough for the tables when stdout is not a terminal (pipes, journald)."""
+    probe = Console()
+    return probe if probe.is_terminal else Console(width=140)

@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from agents_memory import __version__
 from agents_memory.cli_common import configure_logging, debug_option, run_main, settings_from
-from agents_memory.config import Settings, load_settings, user_state_dir
+from agents_memory.config import Settings, capture_socket_path, load_settings, user_state_dir
 
 if TYPE_CHECKING:
     from agents_memory.capture.discovery import Catalog
@@ -28,6 +29,8 @@ PID_FILE_NAME = "capture.pid"
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Capture every turn your coding agents write to their transcripts into shared memory."""
+    if ctx.invoked_subcommand == "hook":
+        return  # hooks load what they need inside their own time budget
     settings = load_settings()
     configure_logging("DEBUG" if "--debug" in sys.argv else settings.log_level)
     ctx.obj = settings
@@ -63,15 +66,18 @@ def run(ctx: click.Context, poll: bool) -> None:
 
     settings = settings_from(ctx)
     catalog = _catalog(settings)
-    daemon = CaptureDaemon(settings, catalog, poll_only=poll)
+    lock = PidFile(pid_file())
+    first = lock.acquire()
+    # Only the first daemon listens for flush nudges; a second one still captures safely.
+    daemon = CaptureDaemon(
+        settings, catalog, poll_only=poll, nudge_socket=capture_socket_path() if first else None
+    )
 
     def _stop(signum: int, _frame: FrameType | None) -> None:
         daemon.stop()
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    lock = PidFile(pid_file())
-    lock.acquire()
     try:
         daemon.run()
     finally:
@@ -146,6 +152,90 @@ def status(ctx: click.Context, as_json: bool) -> None:
         print_status(report)
     if report.problems:
         ctx.exit(1)
+
+
+HOOK_PLATFORMS = ("claude-code", "codex-cli", "gemini-cli", "grok", "antigravity")
+
+
+def _install_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--yes", "-y", is_flag=True, help="Do not ask before changing files.")(func)
+    func = click.option(
+        "--dry-run", is_flag=True, help="Print the changes as unified diffs; write nothing."
+    )(func)
+    return click.option(
+        "--platform",
+        "platforms",
+        multiple=True,
+        type=click.Choice(HOOK_PLATFORMS),
+        help="Only this client (repeatable). Default: every client found on this machine.",
+    )(func)
+
+
+@cli.command()
+@_install_options
+@debug_option
+@click.pass_context
+def install(ctx: click.Context, platforms: tuple[str, ...], dry_run: bool, yes: bool) -> None:
+    """Set up memory in your agent clients and start the capture daemon.
+
+    Per client: a SessionStart hook that injects the memory brief (Claude Code, Codex, Gemini
+    CLI) or a managed context block the daemon keeps fresh (Grok, Antigravity), a hook that
+    nudges the daemon when a turn ends, and the MCP server entry. Then the systemd user unit
+    (or how to run the daemon without systemd). Every edited file is backed up first; running
+    it again changes nothing.
+    """
+    from agents_memory.hooks.console import run_command
+
+    run_command(ctx, "install", platforms, dry_run=dry_run, yes=yes)
+
+
+@cli.command()
+@_install_options
+@debug_option
+@click.pass_context
+def uninstall(ctx: click.Context, platforms: tuple[str, ...], dry_run: bool, yes: bool) -> None:
+    """Remove exactly what `install` added (hooks, MCP entries, context blocks, units).
+
+    Without --platform it also stops and removes the systemd user units. Your other settings,
+    hooks and MCP servers are left as they are.
+    """
+    from agents_memory.hooks.console import run_command
+
+    run_command(ctx, "uninstall", platforms, dry_run=dry_run, yes=yes)
+
+
+@cli.group()
+def hook() -> None:
+    """Commands that agent clients run from their hooks (fail open, fast, silent)."""
+
+
+@hook.command("session-start")
+@click.option(
+    "--platform",
+    required=True,
+    type=click.Choice(HOOK_PLATFORMS),
+    help="The client running the hook.",
+)
+def hook_session_start(platform: str) -> None:
+    """Print the memory brief for a new session in the client's hook format.
+
+    Reads the client's hook JSON on stdin (session id, cwd, model). Prints nothing and exits 0
+    on any failure or after HOOK_TIMEOUT_MS (default 1500 ms).
+    """
+    from agents_memory.hooks.session_start import run as run_hook
+
+    run_hook(platform)
+
+
+@hook.command("flush")
+def hook_flush() -> None:
+    """Tell the running capture daemon to read this session's transcript now.
+
+    Reads the client's hook JSON on stdin (transcript_path) and returns at once.
+    """
+    from agents_memory.hooks.flush import run as run_flush
+
+    run_flush()
 
 
 def main() -> None:

@@ -103,6 +103,9 @@ def print_status(status: CaptureStatus) -> None:
             unknown or "-",
         )
     console.print(table)
+    for name, entries in sorted(status.installed.items()):
+        shown = "; ".join(entries) if entries else "not installed"
+        console.print(f"[bold]{name}[/bold]: {shown}")
     for problem in status.problems:
         console.print(f"[red]problem:[/red] {problem}")
 

@@ -18,20 +18,55 @@ from agents_memory.cli_common import (
 from agents_memory.config import Settings, load_settings
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(__version__, prog_name="mcp-agents-memory")
 @debug_option
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Long-term, shared memory for AI coding agents (database and MCP side).
 
-    With no configuration the data lives in an embedded PostgreSQL server under the user data
-    directory; set DATABASE_URL to share one server between machines.
+    With no command: serve MCP over stdio (what client configs run). With no configuration
+    the data lives in an embedded PostgreSQL server under the user data directory; set
+    DATABASE_URL to share one server between machines.
     """
     settings = load_settings()
     level = "DEBUG" if "--debug" in sys.argv else settings.log_level
     configure_logging(level)
     ctx.obj = settings
+    if ctx.invoked_subcommand is None:
+        from agents_memory.server.app import serve as serve_mcp
+
+        serve_mcp(settings)
+
+
+@cli.command()
+@click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (HTTP). Keep it on loopback unless you set a token.",
+)
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(1, 65535),
+    help="Port to listen on (HTTP).",
+)
+@debug_option
+@click.pass_context
+def serve(ctx: click.Context, use_http: bool, host: str, port: int) -> None:
+    """Serve the MCP tools: stdio (default) or streamable HTTP at http://HOST:PORT/mcp.
+
+    Set MCP_HTTP_TOKEN to require `Authorization: Bearer <token>` on HTTP.
+    """
+    from agents_memory.server.app import serve as serve_mcp
+
+    settings: Settings = settings_from(ctx)
+    if use_http and host not in ("127.0.0.1", "::1", "localhost") and not settings.mcp_http_token:
+        raise click.UsageError("listening beyond loopback needs MCP_HTTP_TOKEN")
+    serve_mcp(settings, http=use_http, host=host, port=port)
 
 
 @cli.command()
@@ -122,6 +157,15 @@ def _print_health(report: object) -> None:
     for problem in report.problems:
         click.echo(f"problem: {problem}", err=True)
     click.echo("healthy" if report.healthy else "NOT healthy")
+
+
+def _register_search() -> None:
+    from agents_memory.search_cli import search
+
+    cli.add_command(search)
+
+
+_register_search()
 
 
 def main() -> None:

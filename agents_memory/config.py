@@ -31,6 +31,18 @@ def user_state_dir() -> Path:
     return Path(platformdirs.user_state_dir(APP_NAME))
 
 
+def hook_budget_ms() -> int:
+    """``HOOK_TIMEOUT_MS`` from the environment, read before (and without) the full settings,
+    whose loading is itself part of a hook's budget. Bad or missing values give 1500."""
+    raw = os.environ.get("HOOK_TIMEOUT_MS", "")
+    return int(raw) if raw.isdigit() and 50 <= int(raw) <= 60_000 else 1500
+
+
+def capture_socket_path() -> Path:
+    """Where the capture daemon listens for flush nudges (a Unix datagram socket)."""
+    return user_state_dir() / "capture.sock"
+
+
 def default_env_file() -> Path:
     """``$MEMORY_CONFIG_PATH`` if set, else ``<user config dir>/mcp-agents-memory/.env``."""
     override = os.environ.get("MEMORY_CONFIG_PATH")
@@ -85,6 +97,7 @@ class Settings(BaseSettings):
     search_recency_halflife_days: float = Field(30.0, gt=0)
     instructions_max_chars: int = Field(1900, ge=200, le=100_000)
     hook_timeout_ms: int = Field(1500, ge=50, le=60_000)
+    mcp_http_token: str | None = Field(None, description="bearer token for serve --http")
 
     # --- embeddings -------------------------------------------------------------------------
     embedding_backend: Literal["local", "openai", "none"] = "local"

@@ -6,7 +6,10 @@
     ├── ConfigError              a setting has a bad value
     ├── DatabaseError            the database cannot be reached or used
     │   └── SchemaError          migrations failed or the schema is newer than this code
-    ├── EmbeddingMismatchError   stored vectors come from another model (run ``reembed``)
+    ├── EmbeddingMismatchError   vectors of another model or dimension (stored, or returned by
+    │                            the endpoint); run ``reembed`` or fix ``EMBEDDING_DIM``
+    ├── EmbeddingUnavailableError  the embedding backend cannot load or answer; search falls
+    │                            back to full-text only
     └── AdapterError             an unknown platform name, or an adapter cannot do what was asked
 
 Parsers never raise for bad input lines: they report them and keep going.
@@ -32,6 +35,10 @@ class SchemaError(DatabaseError):
 
 
 class EmbeddingMismatchError(AgentsMemoryError):
+    pass
+
+
+class EmbeddingUnavailableError(AgentsMemoryError):
     pass
 
 

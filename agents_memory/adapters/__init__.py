@@ -8,10 +8,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import import_module
 
-from agents_memory.adapters.base import Adapter, ParseIssue, ParseResult, Turn
+from agents_memory.adapters.base import (
+    Adapter,
+    Commands,
+    FileEdit,
+    InstallPlan,
+    ParseIssue,
+    ParseResult,
+    Turn,
+)
 from agents_memory.errors import AdapterError
 
-__all__ = ["Adapter", "ParseIssue", "ParseResult", "Turn", "all_adapters", "get_adapter", "names"]
+__all__ = [
+    "Adapter",
+    "Commands",
+    "FileEdit",
+    "InstallPlan",
+    "ParseIssue",
+    "ParseResult",
+    "Turn",
+    "all_adapters",
+    "get_adapter",
+    "names",
+]
 
 # platform name -> "module:Class"; modules are imported lazily so the hook path stays light.
 _FACTORIES: dict[str, str] = {

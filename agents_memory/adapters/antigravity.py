@@ -28,7 +28,21 @@ from pathlib import Path
 from typing import Any
 
 from agents_memory.adapters._jsonl import complete_end, iter_records, parse_timestamp
-from agents_memory.adapters.base import Adapter, JsonState, ParseIssue, ParseResult, Role, Turn
+from agents_memory.adapters.base import (
+    MCP_SERVER_NAME,
+    Adapter,
+    Commands,
+    FileEdit,
+    InstallPlan,
+    JsonState,
+    OwnedEntry,
+    ParseIssue,
+    ParseResult,
+    Role,
+    TextBlock,
+    Turn,
+    stdio_server,
+)
 
 PLATFORM = "antigravity"
 FULL_TRANSCRIPT = "transcript_full.jsonl"
@@ -53,6 +67,32 @@ _MODEL_SELECTION = re.compile(r"`?Model Selection`?.*?\bto\s+(.+?)\.?\s*$", re.M
 
 class AntigravityAdapter(Adapter):
     name = PLATFORM
+    binaries = ("agy", "antigravity")
+
+    def config_markers(self, home: Path) -> list[Path]:
+        return [home / ".gemini" / "antigravity-cli", home / ".gemini" / "config"]
+
+    def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
+        """The MCP server in every global ``mcp_config.json`` whose directory exists
+        (``~/.gemini/config/``, Antigravity 2.0; ``~/.gemini/antigravity-cli/``, the agy guide;
+        the latter when neither exists) and a managed block in ``~/.gemini/GEMINI.md``, the
+        global context file agy loads (it has no SessionStart hook)."""
+        base = home / ".gemini"
+        dirs = [d for d in (base / "config", base / "antigravity-cli") if d.is_dir()]
+        entry = OwnedEntry(("mcpServers", MCP_SERVER_NAME), stdio_server(commands, env={}))
+        edits = [
+            FileEdit(d / "mcp_config.json", "json", (entry,), "MCP server")
+            for d in dirs or [base / "antigravity-cli"]
+        ]
+        edits.append(
+            FileEdit(
+                base / "GEMINI.md",
+                "text-block",
+                (TextBlock(),),
+                "memory brief context block (kept fresh by the daemon)",
+            )
+        )
+        return InstallPlan(PLATFORM, tuple(edits))
 
     def roots(self, home: Path) -> list[Path]:
         base = home / ".gemini"

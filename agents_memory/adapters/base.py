@@ -9,7 +9,10 @@ watching, no clock. The capture daemon owns files, cursors and storage; it asks 
 * :meth:`Adapter.read_mode` — ``"append"`` (JSONL read incrementally from a byte offset) or
   ``"whole"`` (the file is rewritten or compressed and must be parsed in full each time);
 * :meth:`Adapter.parse` — bytes from ``offset`` (``"append"``) or the whole file (``"whole"``)
-  into turns, plus where the next read must start and the state to carry to it.
+  into turns, plus where the next read must start and the state to carry to it;
+* :meth:`Adapter.install_plan` — what ``memory-capture install`` puts into the client's config
+  (hooks, MCP server entry, a managed context block) as an :class:`InstallPlan`: data only,
+  applied (or shown for ``--dry-run``, or removed by ``uninstall``) by ``agents_memory.hooks``.
 
 Stable ids: the same turn parsed twice, from any offset, in any later read, yields the same
 ``external_uuid``; that is what makes capture idempotent across crashes and rescans.
@@ -17,6 +20,7 @@ Stable ids: the same turn parsed twice, from any offset, in any later read, yiel
 
 from __future__ import annotations
 
+import shlex
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Mapping
@@ -71,11 +75,139 @@ class ParseResult:
     issues: list[ParseIssue] = field(default_factory=list)
 
 
+# --- install plans -------------------------------------------------------------------------
+
+EditFormat = Literal["json", "toml", "text-block", "file"]
+MCP_SERVER_NAME = "mcp-agents-memory"
+BLOCK_BEGIN = "<!-- mcp-agents-memory:begin -->"
+BLOCK_END = "<!-- mcp-agents-memory:end -->"
+BLOCK_PLACEHOLDER = (
+    "Long-term memory (mcp-agents-memory): the capture daemon refreshes this block with the\n"
+    "memory brief. Until it does, call the `memory_startup` tool of the `mcp-agents-memory`\n"
+    "MCP server at the start of a session."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Commands:
+    """Absolute paths of the two console scripts, as the installer resolved them."""
+
+    memory_capture: Path
+    mcp_server: Path
+
+    def hook(self, *args: str) -> str:
+        """A shell command line running ``memory-capture hook <args>``."""
+        return shlex.join([str(self.memory_capture), "hook", *args])
+
+
+def is_our_hook_command(command: object) -> bool:
+    """Whether a hook handler's command is one of ours (``…/memory-capture hook …``), whatever
+    directory the script was installed in: a reinstall from a new venv replaces, not doubles."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return len(words) >= 2 and Path(words[0]).name == "memory-capture" and words[1] == "hook"
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedEntry:
+    """A mapping we own at ``path`` (e.g. ``mcpServers.mcp-agents-memory``). Install sets it
+    (keeping the user's values for the keys in ``preserve`` and any keys we do not write);
+    uninstall deletes it."""
+
+    path: tuple[str, ...]
+    value: Mapping[str, Any]
+    preserve: tuple[str, ...] = ("env",)
+
+
+@dataclass(frozen=True, slots=True)
+class EnsureSetting:
+    """A setting the hooks need, set only when absent (never overriding the user's choice).
+    Uninstall deletes it only if this installer created it and it still has ``value``."""
+
+    path: tuple[str, ...]
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class HookGroup:
+    """A matcher group in ``<container>.<event>`` (the Claude/Codex/Gemini hooks layout). Ours
+    are the handlers whose command :func:`is_our_hook_command`; install puts the group in place
+    of an earlier one of ours (or appends it), uninstall removes our handlers and any group
+    they leave empty."""
+
+    event: str
+    group: Mapping[str, Any]
+    container: tuple[str, ...] = ("hooks",)
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """A block between :data:`BLOCK_BEGIN` and :data:`BLOCK_END` in a Markdown file. Install
+    appends it with ``content`` when missing and never touches an existing block's content (the
+    daemon refreshes it); uninstall removes the block."""
+
+    content: str = BLOCK_PLACEHOLDER
+
+
+@dataclass(frozen=True, slots=True)
+class WholeFile:
+    """A file that is entirely ours (a systemd unit): written with ``content``, deleted on
+    uninstall."""
+
+    content: str
+
+
+PlanEntry = OwnedEntry | EnsureSetting | HookGroup | TextBlock | WholeFile
+
+
+@dataclass(frozen=True, slots=True)
+class FileEdit:
+    """The entries we own in one file. ``format`` says how the file is read and written:
+    ``json`` and ``toml`` (comments kept) hold :class:`OwnedEntry`, :class:`EnsureSetting` and
+    :class:`HookGroup`; ``text-block`` holds one :class:`TextBlock`; ``file`` one
+    :class:`WholeFile`."""
+
+    path: Path
+    format: EditFormat
+    entries: tuple[PlanEntry, ...]
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InstallPlan:
+    """What to install for one client. ``followups`` names installer steps that need more than
+    file edits (``"codex-hook-trust"``); ``notes`` are printed to the user."""
+
+    platform: str
+    edits: tuple[FileEdit, ...] = ()
+    followups: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def stdio_server(commands: Commands, **extra: Any) -> dict[str, Any]:
+    """The MCP server entry most clients share: our server over stdio, no arguments."""
+    return {"command": str(commands.mcp_server), "args": [], **extra}
+
+
+def hook_group(command: str, *, matcher: str | None = None, **handler: Any) -> dict[str, Any]:
+    """A Claude-style matcher group with one command handler."""
+    group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+    group["hooks"] = [{"type": "command", "command": command, **handler}]
+    return group
+
+
 class Adapter(ABC):
     """One client. Subclasses live in ``adapters/<platform>.py`` and register in the registry."""
 
     name: str
     """Platform name stored in ``memory.agent_platform`` (e.g. ``claude-code``)."""
+
+    binaries: tuple[str, ...] = ()
+    """Executables whose presence on ``PATH`` means the client is installed."""
 
     @abstractmethod
     def roots(self, home: Path) -> list[Path]:
@@ -109,3 +241,12 @@ class Adapter(ABC):
         ``home`` is the home directory the file was found under, for adapters that read a
         sidecar there (e.g. Gemini's ``projects.json``); ``None`` when unknown.
         """
+
+    def config_markers(self, home: Path) -> list[Path]:
+        """Paths whose existence means the client is installed here (besides :attr:`binaries`)."""
+        return []
+
+    def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
+        """What to install in this client under ``home``. Pure (it may look at which config
+        directories exist, never writes). Default: nothing."""
+        return InstallPlan(self.name)

@@ -59,7 +59,21 @@ from agents_memory.adapters._jsonl import (
     parse_timestamp,
     peek_type,
 )
-from agents_memory.adapters.base import Adapter, JsonState, ParseIssue, ParseResult, Turn
+from agents_memory.adapters.base import (
+    MCP_SERVER_NAME,
+    Adapter,
+    Commands,
+    FileEdit,
+    HookGroup,
+    InstallPlan,
+    JsonState,
+    OwnedEntry,
+    ParseIssue,
+    ParseResult,
+    Turn,
+    hook_group,
+    stdio_server,
+)
 
 PLATFORM = "claude-code"
 
@@ -190,7 +204,7 @@ def _assistant_texts(content: object) -> list[str]:
 
 def _user_key(timestamp: object, raw: str, uuid: object) -> str:
     salt = timestamp if isinstance(timestamp, str) and timestamp else f"uuid:{uuid}"
-    digest = hashlib.sha256(f"{salt}\x1f{raw}".encode()).hexdigest()[:32]
+    digest = hashlib.sha256(f"{salt}\x1f{raw}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return f"{PLATFORM}:u:{digest}"
 
 
@@ -337,6 +351,37 @@ class ClaudeCodeAdapter(Adapter):
     """Claude Code transcripts (see the module docstring for the rules and keys)."""
 
     name = PLATFORM
+    binaries = ("claude",)
+
+    def config_markers(self, home: Path) -> list[Path]:
+        return [home / ".claude", home / ".claude.json"]
+
+    def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
+        """Hooks in ``~/.claude/settings.json`` (brief at SessionStart, flush at Stop and
+        SessionEnd; timeouts in seconds) and the MCP server at user scope in ``~/.claude.json``."""
+        flush = commands.hook("flush")
+        start = commands.hook("session-start", "--platform", PLATFORM)
+        hooks = FileEdit(
+            home / ".claude" / "settings.json",
+            "json",
+            (
+                HookGroup(
+                    "SessionStart",
+                    hook_group(start, matcher="startup|resume|clear|compact", timeout=10),
+                ),
+                HookGroup("Stop", hook_group(flush, timeout=5)),
+                HookGroup("SessionEnd", hook_group(flush, timeout=5)),
+            ),
+            "SessionStart brief, Stop/SessionEnd flush hooks",
+        )
+        server = stdio_server(commands, env={})
+        mcp = FileEdit(
+            home / ".claude.json",
+            "json",
+            (OwnedEntry(("mcpServers", MCP_SERVER_NAME), {"type": "stdio", **server}),),
+            "MCP server (user scope)",
+        )
+        return InstallPlan(PLATFORM, (hooks, mcp))
 
     def roots(self, home: Path) -> list[Path]:
         return [home / ".claude" / "projects"]

@@ -45,13 +45,21 @@ from agents_memory.adapters._jsonl import (
     peek_type,
 )
 from agents_memory.adapters.base import (
+    MCP_SERVER_NAME,
     Adapter,
+    Commands,
+    FileEdit,
+    HookGroup,
+    InstallPlan,
     JsonState,
+    OwnedEntry,
     ParseIssue,
     ParseResult,
     ReadMode,
     Role,
     Turn,
+    hook_group,
+    stdio_server,
 )
 
 PLATFORM = "codex-cli"
@@ -288,6 +296,35 @@ class CodexAdapter(Adapter):
     """Codex CLI rollouts (see the module docstring for the rules and keys)."""
 
     name = PLATFORM
+    binaries = ("codex",)
+
+    def config_markers(self, home: Path) -> list[Path]:
+        return [home / ".codex"]
+
+    def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
+        """Hooks in ``~/.codex/hooks.json`` (brief at SessionStart, flush at Stop; seconds),
+        the MCP server in ``~/.codex/config.toml``, and the hooks' trust (a follow-up: Codex
+        skips untrusted user hooks silently, and only Codex itself computes the hash)."""
+        start = commands.hook("session-start", "--platform", PLATFORM)
+        hooks = FileEdit(
+            home / ".codex" / "hooks.json",
+            "json",
+            (
+                HookGroup(
+                    "SessionStart",
+                    hook_group(start, matcher="startup|resume|clear|compact", timeout=10),
+                ),
+                HookGroup("Stop", hook_group(commands.hook("flush"), timeout=5)),
+            ),
+            "SessionStart brief, Stop flush hooks",
+        )
+        mcp = FileEdit(
+            home / ".codex" / "config.toml",
+            "toml",
+            (OwnedEntry(("mcp_servers", MCP_SERVER_NAME), stdio_server(commands)),),
+            "MCP server",
+        )
+        return InstallPlan(PLATFORM, (hooks, mcp), followups=("codex-hook-trust",))
 
     def roots(self, home: Path) -> list[Path]:
         return [home / ".codex" / "sessions"]

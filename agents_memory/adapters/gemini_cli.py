@@ -43,13 +43,22 @@ from typing import Any
 
 from agents_memory.adapters._jsonl import complete_end, iter_records, parse_timestamp
 from agents_memory.adapters.base import (
+    MCP_SERVER_NAME,
     Adapter,
+    Commands,
+    EnsureSetting,
+    FileEdit,
+    HookGroup,
+    InstallPlan,
     JsonState,
+    OwnedEntry,
     ParseIssue,
     ParseResult,
     ReadMode,
     Role,
     Turn,
+    hook_group,
+    stdio_server,
 )
 
 PLATFORM = "gemini-cli"
@@ -65,6 +74,40 @@ _FIRST_LINE_LIMIT = 1 << 16
 
 class GeminiCliAdapter(Adapter):
     name = PLATFORM
+    binaries = ("gemini",)
+
+    def config_markers(self, home: Path) -> list[Path]:
+        return [home / ".gemini" / "settings.json", home / ".gemini" / "tmp"]
+
+    def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
+        """Everything in ``~/.gemini/settings.json``: ``hooksConfig.enabled`` (when unset),
+        the brief at SessionStart (matcher ``*``: Gemini compares lifecycle matchers as exact
+        strings, so an alternation would never match), flush at AfterAgent and SessionEnd
+        (timeouts in milliseconds, named handlers), and the MCP server."""
+        flush = commands.hook("flush")
+        start = commands.hook("session-start", "--platform", PLATFORM)
+        edit = FileEdit(
+            home / ".gemini" / "settings.json",
+            "json",
+            (
+                EnsureSetting(("hooksConfig", "enabled"), True),
+                HookGroup(
+                    "SessionStart",
+                    hook_group(start, matcher="*", name=f"{MCP_SERVER_NAME}-brief", timeout=10000),
+                ),
+                HookGroup(
+                    "AfterAgent",
+                    hook_group(flush, matcher="*", name=f"{MCP_SERVER_NAME}-flush", timeout=5000),
+                ),
+                HookGroup(
+                    "SessionEnd",
+                    hook_group(flush, matcher="*", name=f"{MCP_SERVER_NAME}-flush", timeout=5000),
+                ),
+                OwnedEntry(("mcpServers", MCP_SERVER_NAME), stdio_server(commands, env={})),
+            ),
+            "SessionStart brief, AfterAgent/SessionEnd flush hooks, MCP server",
+        )
+        return InstallPlan(PLATFORM, (edit,))
 
     def roots(self, home: Path) -> list[Path]:
         return [home / ".gemini" / "tmp"]

@@ -34,7 +34,21 @@ from typing import Any
 from urllib.parse import unquote
 
 from agents_memory.adapters._jsonl import iter_records
-from agents_memory.adapters.base import Adapter, JsonState, ParseIssue, ParseResult, Role, Turn
+from agents_memory.adapters.base import (
+    MCP_SERVER_NAME,
+    Adapter,
+    Commands,
+    FileEdit,
+    InstallPlan,
+    JsonState,
+    OwnedEntry,
+    ParseIssue,
+    ParseResult,
+    Role,
+    TextBlock,
+    Turn,
+    stdio_server,
+)
 
 PLATFORM = "grok"
 TRANSCRIPT = "chat_history.jsonl"
@@ -48,6 +62,28 @@ _NEWLINE = ord("\n")
 
 class GrokAdapter(Adapter):
     name = PLATFORM
+    binaries = ("grok",)
+
+    def config_markers(self, home: Path) -> list[Path]:
+        return [home / ".grok"]
+
+    def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
+        """The MCP server in ``~/.grok/config.toml`` and a managed rules file
+        ``~/.grok/rules/mcp-agents-memory.md``: Grok ignores SessionStart hook output, so the
+        brief reaches it as a rules file the capture daemon keeps fresh."""
+        mcp = FileEdit(
+            home / ".grok" / "config.toml",
+            "toml",
+            (OwnedEntry(("mcp_servers", MCP_SERVER_NAME), stdio_server(commands)),),
+            "MCP server",
+        )
+        rules = FileEdit(
+            home / ".grok" / "rules" / f"{MCP_SERVER_NAME}.md",
+            "text-block",
+            (TextBlock(),),
+            "memory brief rules file (kept fresh by the daemon)",
+        )
+        return InstallPlan(PLATFORM, (mcp, rules))
 
     def roots(self, home: Path) -> list[Path]:
         return [home / ".grok" / "sessions"]

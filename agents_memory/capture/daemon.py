@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -39,9 +40,15 @@ from agents_memory.store.vectors import vector_status
 
 log = logging.getLogger(__name__)
 
-IDLE_FINAL_SEC = 5.0
-"""A file untouched this long is read with ``final=True`` (held-back groups are closed)."""
+IDLE_FINAL_SEC = 120.0
+"""A file untouched this long is read with ``final=True`` (held-back groups are closed). Long:
+one streamed response can pause between its blocks (a long tool call being generated), and a
+group closed too early would be re-keyed by its later blocks alone. Its turns are stored at
+once either way; only the cursor waits."""
 BACKOFF_MAX_SEC = 30.0
+CONTEXT_REFRESH_SEC = 300.0
+"""How often the brief in Grok's and Antigravity's managed context files is rewritten."""
+CONTEXT_BRIEF_CHARS = 4000
 
 
 @dataclass(slots=True)
@@ -72,8 +79,16 @@ class _Handler(FileSystemEventHandler):
 class CaptureDaemon:
     """One capture loop for one home directory. ``run()`` blocks until ``stop()``."""
 
-    def __init__(self, settings: Settings, catalog: Catalog, *, poll_only: bool = False) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        catalog: Catalog,
+        *,
+        poll_only: bool = False,
+        nudge_socket: Path | None = None,
+    ) -> None:
         self.settings = settings
+        self.nudge_socket = nudge_socket
         self.catalog = catalog
         self.poll_only = poll_only
         self.stats = DaemonStats()
@@ -88,6 +103,9 @@ class CaptureDaemon:
         self._db: database.Database | None = None
         self._backoff = 0.5
         self._last_seen: dict[Path, tuple[int, int, int]] = {}
+        self._nudge_sock: socket.socket | None = None
+        self._next_rescan = 0.0
+        self._next_context_refresh = 0.0
 
     # --- control --------------------------------------------------------------------------
     def stop(self) -> None:
@@ -112,6 +130,7 @@ class CaptureDaemon:
         database.open_database(self.settings)
         self._connect()
         self._start_watching()
+        self._start_nudge_listener()
         self._next_rescan = 0.0
         debounce = self.settings.capture_debounce_ms / 1000
         try:
@@ -120,6 +139,9 @@ class CaptureDaemon:
                 if now >= self._next_rescan:
                     self._rescan()
                     self._next_rescan = time.monotonic() + self.settings.capture_rescan_sec
+                if now >= self._next_context_refresh:
+                    self._refresh_context_files()
+                    self._next_context_refresh = time.monotonic() + CONTEXT_REFRESH_SEC
                 for path in self._due(time.monotonic(), debounce):
                     if self._stop.is_set():
                         break
@@ -158,6 +180,37 @@ class CaptureDaemon:
         with self._lock:
             self._dirty.setdefault(path, time.monotonic())
         self._wake.set()
+
+    # --- flush nudges from hooks ------------------------------------------------------------
+    def _start_nudge_listener(self) -> None:
+        if self.nudge_socket is None:
+            return
+        path = self.nudge_socket
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.unlink(missing_ok=True)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sock.bind(str(path))
+            path.chmod(0o600)
+        except OSError as exc:
+            log.warning("cannot listen for flush nudges on %s: %s", path, exc)
+            return
+        sock.settimeout(0.5)
+        self._nudge_sock = sock
+        threading.Thread(
+            target=self._receive_nudges, args=(sock,), daemon=True, name="nudges"
+        ).start()
+
+    def _receive_nudges(self, sock: socket.socket) -> None:
+        while not self._stop.is_set():
+            try:
+                data = sock.recv(4096)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            text = data.decode("utf-8", errors="replace").strip()
+            self.nudge(Path(text) if text else None)
 
     # --- watching -------------------------------------------------------------------------
     def _start_watching(self) -> None:
@@ -224,6 +277,36 @@ class CaptureDaemon:
             self._drop_connection()
             return {}
         return {c.path: c for c in found}
+
+    def _refresh_context_files(self) -> None:
+        """Keep the brief fresh in the managed blocks of clients that cannot run a
+        session-start hook (Grok, Antigravity). Never fatal."""
+        from agents_memory.hooks.installer import refresh_context_blocks
+        from agents_memory.server.brief import BriefRequest, build_brief
+
+        try:
+            conn, ingestor = self._connection()
+            brief = build_brief(
+                conn,
+                self.settings,
+                ingestor.user_id,
+                BriefRequest(
+                    platform=None,
+                    model=None,
+                    device=self.settings.device_name,
+                    mode="compact",
+                    max_chars=CONTEXT_BRIEF_CHARS,
+                    same_agent_only=False,
+                ),
+            )
+            conn.rollback()
+            changed = refresh_context_blocks(self.catalog.home, brief)
+        except (psycopg.Error, AgentsMemoryError, OSError) as exc:
+            log.warning("could not refresh the context files' brief: %s", exc)
+            self._drop_connection()
+            return
+        for path in changed:
+            log.info("refreshed the memory brief in %s", path)
 
     # --- processing -----------------------------------------------------------------------
     def _process(
@@ -299,6 +382,10 @@ class CaptureDaemon:
         self._conn = None
 
     def _shutdown(self) -> None:
+        if self._nudge_sock is not None:
+            self._nudge_sock.close()
+            if self.nudge_socket is not None:
+                self.nudge_socket.unlink(missing_ok=True)
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
@@ -320,19 +407,22 @@ class PidFile:
         self.path = path
         self._handle: IO[str] | None = None
 
-    def acquire(self) -> None:
+    def acquire(self) -> bool:
+        """Take the lock; ``False`` when another daemon holds it (both may still run safely:
+        cursor locks keep them from doubling anything)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         handle = self.path.open("a+", encoding="utf-8")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             handle.close()
-            return  # another daemon runs; both may run safely (cursor locks), status shows one
+            return False
         handle.seek(0)
         handle.truncate()
         handle.write(f"{os.getpid()}\n")
         handle.flush()
         self._handle = handle
+        return True
 
     def release(self) -> None:
         if self._handle is not None:

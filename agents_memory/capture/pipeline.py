@@ -9,6 +9,7 @@ before redaction. Log lines carry counts, paths and offsets, never captured text
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -17,6 +18,7 @@ from typing import Any
 
 import psycopg
 
+from agents_memory.adapters._jsonl import iter_lines
 from agents_memory.adapters.base import Adapter, Turn
 from agents_memory.capture import tailer
 from agents_memory.capture.filters import ExcludeMatcher, is_brief_echo, strip_private
@@ -24,7 +26,7 @@ from agents_memory.capture.gitinfo import git_info
 from agents_memory.capture.redact import redact
 from agents_memory.config import Settings
 from agents_memory.store import cursors as cursor_store
-from agents_memory.store.memories import NewMemory, insert_memories
+from agents_memory.store.memories import InsertCounts, NewMemory, insert_memories
 
 log = logging.getLogger(__name__)
 
@@ -115,19 +117,33 @@ class Ingestor:
                     tailer.MAX_LINE_BYTES,
                 )
                 outcome.issues += 1
-            result = adapter.parse(
-                path,
-                region.data,
-                offset=region.offset,
-                state=cursor.state,
-                final=final and region.at_eof,
-                home=self.home,
-            )
-            if mode == "append" and result.resume_offset <= region.offset and region.data:
+            data = region.data
+            try:
+                result = adapter.parse(
+                    path,
+                    data,
+                    offset=region.offset,
+                    state=cursor.state,
+                    final=final and region.at_eof,
+                    home=self.home,
+                )
+            except Exception:
+                if mode != "append":
+                    raise
+                data = self._without_crashing_lines(path, adapter, region.offset, data, outcome)
+                result = adapter.parse(
+                    path,
+                    data,
+                    offset=region.offset,
+                    state=cursor.state,
+                    final=final and region.at_eof,
+                    home=self.home,
+                )
+            if mode == "append" and result.resume_offset <= region.offset and data:
                 # One held-back group fills the whole chunk: take it as it is.
                 result = adapter.parse(
                     path,
-                    region.data,
+                    data,
                     offset=region.offset,
                     state=cursor.state,
                     final=True,
@@ -140,7 +156,7 @@ class Ingestor:
             outcome.issues += len(result.issues)
             outcome.unknown.update(result.unknown_kinds)
             rows = self.prepare(result.turns, outcome)
-            counts = insert_memories(conn, self.user_id, rows, has_vector=self.has_vector)
+            counts = self._insert(conn, path, rows, outcome)
             outcome.inserted, outcome.updated = counts.inserted, counts.updated
             outcome.skipped = counts.skipped
             end = region.end if mode == "whole" else result.resume_offset
@@ -171,6 +187,58 @@ class Ingestor:
         more = mode == "append" and not region.at_eof and progressed
         return outcome, more
 
+    # --- records the adapter or the database cannot take ------------------------------
+    def _without_crashing_lines(
+        self, path: Path, adapter: Adapter, offset: int, data: bytes, outcome: FileOutcome
+    ) -> bytes:
+        """``data`` with every line the adapter raises on blanked out (same length, so offsets
+        hold; blank lines are skipped): a record the adapter cannot take (a lone surrogate it
+        cannot hash, say) is logged and skipped like malformed JSON, and the file goes on."""
+        cleaned = bytearray(data)
+        for line in iter_lines(data, offset=offset):
+            try:
+                adapter.parse(
+                    path, line.raw + b"\n", offset=line.offset, state={}, final=True, home=self.home
+                )
+            except Exception as exc:
+                log.warning("%s: skipped a record at offset %d: %r", path, line.offset, exc)
+                outcome.issues += 1
+                start = line.offset - offset
+                cleaned[start : start + len(line.raw)] = b" " * len(line.raw)
+        return bytes(cleaned)
+
+    def _insert(
+        self,
+        conn: psycopg.Connection[Any],
+        path: Path,
+        rows: list[NewMemory],
+        outcome: FileOutcome,
+    ) -> InsertCounts:
+        """Insert the batch; if the server rejects it for its content, insert row by row and
+        skip (and log) the rows it rejects, so one bad turn never blocks a file forever."""
+        try:
+            with conn.transaction():
+                return insert_memories(conn, self.user_id, rows, has_vector=self.has_vector)
+        except _REJECTED_ROW:
+            if conn.broken:
+                raise
+        counts = InsertCounts()
+        for row in rows:
+            try:
+                with conn.transaction():
+                    counts += insert_memories(conn, self.user_id, [row], has_vector=self.has_vector)
+            except _REJECTED_ROW as exc:
+                if conn.broken:
+                    raise
+                log.warning(
+                    "%s: could not store turn %s: %s",
+                    path,
+                    row.external_uuid,
+                    str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
+                )
+                outcome.issues += 1
+        return counts
+
     # --- turns -> rows ------------------------------------------------------------------
     def prepare(self, turns: Iterable[Turn], outcome: FileOutcome) -> list[NewMemory]:
         rows: list[NewMemory] = []
@@ -179,11 +247,11 @@ class Ingestor:
             if is_brief_echo(turn.text) or (turn.raw_text and is_brief_echo(turn.raw_text)):
                 outcome.dropped += 1
                 continue
-            text = strip_private(turn.text)
+            text = _storable(strip_private(turn.text))
             if not text.strip():
                 outcome.dropped += 1
                 continue
-            raw = strip_private(turn.raw_text) if turn.raw_text else None
+            raw = _storable(strip_private(turn.raw_text)) if turn.raw_text else None
             git = git_info(turn.cwd)
             if self.exclude and self.exclude.excludes(turn.cwd, git.root):
                 outcome.dropped += 1
@@ -212,6 +280,26 @@ class Ingestor:
                 )
             )
         return rows
+
+
+_REJECTED_ROW = (
+    psycopg.DataError,
+    psycopg.IntegrityError,
+    psycopg.errors.ProgramLimitExceeded,
+    ValueError,
+)
+"""Errors caused by a row's content (text too long for the full-text index, a character the
+driver cannot encode), not by the connection: retried row by row, never as "database down"."""
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _storable(text: str) -> str:
+    """``text`` without what PostgreSQL text cannot hold: NUL characters (dropped) and lone
+    UTF-16 surrogates from a string a client cut in half (replaced by U+FFFD)."""
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _last_issue(issues: list[Any], skipped: tuple[int, int] | None) -> str | None:

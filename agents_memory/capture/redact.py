@@ -7,10 +7,11 @@ kinds it found with their counts, never the values. :func:`scan` reports the kin
 
 It runs on every captured turn, so it is built in two stages:
 
-1. A **screen**: one regex over the lower-cased text *reversed*. Almost every trigger (``sk-``,
-   ``ghp_``, ``password=`` …) *ends* in a separator (``-``, ``_``, ``.``, ``=``, ``:``), so reversed
-   they start with a rare character and the regex engine skips the rest of the text in C. A turn
-   without a hit costs a few microseconds and comes back unchanged.
+1. A **screen**: one regex over the text *reversed*. Almost every trigger (``sk-``, ``ghp_``,
+   ``password=`` …) *ends* in a separator (``-``, ``_``, ``.``, ``=``, ``:``), so reversed they
+   start with one of a few characters, and ``re`` skips to those in C and tries only the branches
+   for that character (the triggers are factored into a trie). A turn without a hit comes back
+   unchanged after a few microseconds.
 2. **Rules** enabled by the hits run their own regex over the original text. Every repetition is
    bounded or possessive, so no input backtracks catastrophically. Overlapping finds are resolved
    by priority (provider formats before generic ones); a later find that strictly contains an
@@ -28,6 +29,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
 
 PLACEHOLDER_PREFIX: Final = "[redacted:"
@@ -77,6 +79,8 @@ def _rule(
 ) -> _Rule:
     """``kinds``: ``"kind"`` or ``"prefix=kind … default"``; ``triggers``: ``|``-separated."""
     table = [k.split("=") if "=" in k else ("", k) for k in kinds.split()]
+    for shorthand, expansion in _SHORTHANDS.items():
+        pattern = pattern.replace(shorthand, expansion)
     return _Rule(
         re.compile(pattern, flags),
         tuple((prefix, kind) for prefix, kind in table),
@@ -149,6 +153,104 @@ _GH_KINDS: Final = (
 )
 _GL_PREFIXES: Final = "glpat-|gldt-|glrt-|glptt-|glcbt-|glimt-|glagent-|gloas-|glffct-|glsoat-"
 
+# Shorthands in the patterns below: <w> is a base64url character, <a> alphanumeric, <h> hex.
+_SHORTHANDS: Final = {"<w>": "[A-Za-z0-9_-]", "<a>": "[A-Za-z0-9]", "<h>": "[a-f0-9]"}
+# Provider formats that stand alone: (kinds, pattern, triggers); the whole token is replaced.
+_TOKENS: Final = (
+    ("google_api_key", r"AIza<w>{35}", "AIzaSy"),
+    ("google_oauth_client_secret", r"GOCSPX-<w>{28}", "GOCSPX-"),
+    ("google_oauth_token", r"ya29\.<w>{20,}+", "ya29."),
+    ("google_refresh_token", r"1//0<w>{30,}+", "1//0"),
+    ("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}", "AKIA|ASIA|ABIA|ACCA"),
+    (_GH_KINDS, r"gh[pousr]_<a>{36,251}+", "ghp_|gho_|ghu_|ghs_|ghr_"),
+    ("github_fine_grained_pat", r"github_pat_[A-Za-z0-9_]{60,255}+", "github_pat_"),
+    (
+        "glpat-=gitlab_pat gitlab_token",
+        rf"(?:{_GL_PREFIXES}|GR1348941)<w>{{20,}}+(?:\.<w>++)*+",
+        f"{_GL_PREFIXES}|GR1348941",
+    ),
+    ("slack_app_token", r"xapp-\d-[A-Z0-9]{6,}+-\d{6,}+-<a>{20,}+", "xapp-"),
+    (
+        "rk_=stripe_restricted_key stripe_secret_key",
+        r"[sr]k_(?:live|test)_<a>{10,247}+",
+        "sk_live_|sk_test_|rk_live_|rk_test_",
+    ),
+    ("stripe_webhook_secret", r"whsec_[A-Za-z0-9+/=]{24,}+", "whsec_"),
+    ("npm_token", r"npm_<a>{36}", "npm_"),
+    ("pypi_token", r"pypi-Ag<w>{50,}+", "pypi-"),
+    ("twilio_api_key", r"SK[0-9a-fA-F]{32}", "SK"),
+    ("sendgrid_api_key", r"SG\.<w>{22}\.<w>{43}", "SG."),
+    ("mailgun_api_key", r"key-[0-9a-f]{32}", "key-"),
+    ("digitalocean_token", r"do[opr]_v1_<h>{64}", "_v1_"),
+    ("doppler_token", r"dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?<a>{40,44}", "dp."),
+    ("databricks_token", r"dapi[0-9a-f]{32}(?:-\d)?", "\0dapi"),
+    ("heroku_api_key", r"HRKU-<w>{40,}+", "HRKU-"),
+    (
+        "shpss_=shopify_shared_secret shopify_access_token",
+        r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+        "shpat_|shpca_|shppa_|shpss_",
+    ),
+    ("discord_bot_token", r"[MNO]<w>{23,27}+\.<w>{6}\.<w>{27,38}+", "\0discord"),
+    ("groq_api_key", r"gsk_<a>{48,52}+", "gsk_"),
+    ("replicate_api_token", r"r8_<a>{37}", "r8_"),
+    ("perplexity_api_key", r"pplx-<a>{40,}+", "pplx-"),
+    ("together_api_key", r"tgp_v1_<w>{40,}+", "_v1_"),
+    ("tavily_api_key", r"tvly-(?:dev-|prod-)?<a>{32}", "tvly-"),
+    ("langsmith_api_key", r"lsv2_(?:pt|sk)_<h>{32}_<h>{10}", "lsv2_"),
+    ("linear_api_key", r"lin_api_<a>{40}", "lin_api_"),
+    ("notion_token", r"ntn_[0-9]{11}<a>{35}|secret_<a>{43}", "ntn_|secret_"),
+    ("atlassian_api_token", r"ATATT3[A-Za-z0-9_=-]{60,}+", "ATATT3"),
+    ("supabase_key", r"sbp_<h>{40}|sb_secret_<w>{20,}+", "sbp_|sb_secret_"),
+    ("postman_api_key", r"PMAK-<h>{24}-<h>{34}", "PMAK-"),
+    ("figma_token", r"figd_<w>{40,}+", "figd_"),
+    ("vault_token", r"hv[sb]\.<w>{24,}+", "hvs.|hvb."),
+    ("terraform_token", r"<a>{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}+", ".atlasv1."),
+    ("pulumi_token", r"pul-<h>{40}", "pul-"),
+    ("newrelic_api_key", r"NRAK-[A-Z0-9]{27}", "NRAK-"),
+    (
+        "age_secret_key",
+        r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+        "AGE-SECRET-KEY-",
+    ),
+    (
+        "sq0csp-=square_oauth_secret square_access_token",
+        r"sq0(?:atp|csp)-<w>{22,43}+",
+        "sq0atp-|sq0csp-",
+    ),
+    ("mapbox_secret_token", r"sk\.eyJ<w>{20,}+\.<w>{20,}+", "sk.eyJ"),
+    ("onepassword_service_token", r"ops_eyJ[A-Za-z0-9+/_=-]{100,}+", "ops_eyJ"),
+    ("jwt", r"eyJ<w>{10,}+\.<w>{10,}+\.<w>*+", "eyJ"),
+)
+# Formats found in context (a URL, a header, a connection string): only group "v" is replaced.
+_IN_CONTEXT: Final = (
+    (
+        "slack_webhook",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{20,}+)",
+        "hooks.slack.com/",
+    ),
+    (
+        "azure_storage_key",
+        r"(?:Account|SharedAccess)Key=(?P<v>[A-Za-z0-9+/]{40,}+={0,2})",
+        "\0assign",
+    ),
+    ("azure_sas_signature", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=]{30,}+)", "sig="),
+    (
+        "azure_client_secret",
+        r"(?<![A-Za-z0-9_~.])(?P<v>[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}+)(?![A-Za-z0-9_~.-])",
+        "Q~",
+    ),
+    (
+        "telegram_bot_token",
+        r"(?:(?<=/bot)|(?<!<w>))(?P<v>[0-9]{5,16}+:AA<w>{32,34}+)(?![\w-])",
+        ":AA",
+    ),
+    (
+        "discord_webhook",
+        r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/(?P<v><w>{60,68}+)",
+        "/api/webhooks/",
+    ),
+)
+
 # In priority order: earlier rules win ties and partial overlaps.
 _RULES: Final[tuple[_Rule, ...]] = (
     _rule(
@@ -165,121 +267,21 @@ _RULES: Final[tuple[_Rule, ...]] = (
         check=lambda m: len(m.group()) >= 35 and _random_body(m),
     ),
     _rule("xai_api_key", r"xai-(?P<body>[A-Za-z0-9]{40,}+)", "xai-", check=_random_body),
-    _rule("google_api_key", r"AIza[0-9A-Za-z_-]{35}", "AIzaSy"),
-    _rule("google_oauth_client_secret", r"GOCSPX-[A-Za-z0-9_-]{28}", "GOCSPX-"),
-    _rule("google_oauth_token", r"ya29\.[A-Za-z0-9_-]{20,}+", "ya29."),
-    _rule("google_refresh_token", r"1//0[A-Za-z0-9_-]{30,}+", "1//0"),
-    _rule("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}", "AKIA|ASIA|ABIA|ACCA"),
-    _rule(_GH_KINDS, r"gh[pousr]_[A-Za-z0-9]{36,251}+", "ghp_|gho_|ghu_|ghs_|ghr_"),
-    _rule("github_fine_grained_pat", r"github_pat_[A-Za-z0-9_]{60,255}+", "github_pat_"),
-    _rule(
-        "glpat-=gitlab_pat gitlab_token",
-        rf"(?:{_GL_PREFIXES}|GR1348941)[A-Za-z0-9_-]{{20,}}+(?:\.[A-Za-z0-9_-]++)*+",
-        f"{_GL_PREFIXES}|GR1348941",
-    ),
     _rule(
         "xoxb-=slack_bot_token xoxp-=slack_user_token slack_token",
         r"xox[abeoprs]-[0-9A-Za-z-]{10,}+",
         "xoxb-|xoxp-|xoxa-|xoxr-|xoxs-|xoxe-|xoxo-",
         check=lambda m: any(c.isdigit() for c in m.group()),
     ),
-    _rule("slack_app_token", r"xapp-\d-[A-Z0-9]{6,}+-\d{6,}+-[A-Za-z0-9]{20,}+", "xapp-"),
-    _rule(
-        "slack_webhook",
-        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]{20,}+)",
-        "hooks.slack.com/",
-        bounded=False,
-    ),
-    _rule(
-        "rk_=stripe_restricted_key stripe_secret_key",
-        r"[sr]k_(?:live|test)_[0-9A-Za-z]{10,247}+",
-        "sk_live_|sk_test_|rk_live_|rk_test_",
-    ),
-    _rule("stripe_webhook_secret", r"whsec_[A-Za-z0-9+/=]{24,}+", "whsec_"),
     _rule(
         "api_org_=huggingface_org_token huggingface_token",
         r"(?:hf|api_org)_[A-Za-z0-9]{30,40}+",
         "hf_|api_org_",
         check=_random_body,
     ),
-    _rule("npm_token", r"npm_[A-Za-z0-9]{36}", "npm_"),
-    _rule("pypi_token", r"pypi-Ag[A-Za-z0-9_-]{50,}+", "pypi-"),
-    _rule("twilio_api_key", r"SK[0-9a-fA-F]{32}", "SK"),
-    _rule("sendgrid_api_key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", "SG."),
-    _rule("mailgun_api_key", r"key-[0-9a-f]{32}", "key-"),
-    _rule("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}", "_v1_"),
-    _rule(
-        "doppler_token",
-        r"dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}",
-        "dp.",
-    ),
-    _rule("databricks_token", r"dapi[0-9a-f]{32}(?:-\d)?", "\0dapi"),
-    _rule(
-        "azure_storage_key",
-        r"(?:Account|SharedAccess)Key=(?P<v>[A-Za-z0-9+/]{40,}+={0,2})",
-        "\0assign",
-        bounded=False,
-    ),
-    _rule("azure_sas_signature", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=]{30,}+)", "sig=", bounded=False),
-    _rule(
-        "azure_client_secret",
-        r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}+(?![A-Za-z0-9_~.-])",
-        "Q~",
-        bounded=False,
-    ),
-    _rule("heroku_api_key", r"HRKU-[A-Za-z0-9_-]{40,}+", "HRKU-"),
-    _rule(
-        "shpss_=shopify_shared_secret shopify_access_token",
-        r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
-        "shpat_|shpca_|shppa_|shpss_",
-    ),
-    _rule(
-        "telegram_bot_token",
-        r"(?:(?<=/bot)|(?<![A-Za-z0-9_-]))[0-9]{5,16}+:AA[A-Za-z0-9_-]{32,34}+(?![A-Za-z0-9_-])",
-        ":AA",
-        bounded=False,
-    ),
-    _rule(
-        "discord_bot_token",
-        r"[MNO][A-Za-z0-9_-]{23,27}+\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}+",
-        "\0discord",
-    ),
-    _rule(
-        "discord_webhook",
-        r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/(?P<v>[A-Za-z0-9_-]{60,68}+)",
-        "/api/webhooks/",
-        bounded=False,
-    ),
-    _rule("groq_api_key", r"gsk_[A-Za-z0-9]{48,52}+", "gsk_"),
-    _rule("replicate_api_token", r"r8_[A-Za-z0-9]{37}", "r8_"),
-    _rule("perplexity_api_key", r"pplx-[A-Za-z0-9]{40,}+", "pplx-"),
     _rule("fireworks_api_key", r"fw_[A-Za-z0-9]{20,}+", "fw_", check=_random_body),
-    _rule("together_api_key", r"tgp_v1_[A-Za-z0-9_-]{40,}+", "_v1_"),
-    _rule("tavily_api_key", r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{32}", "tvly-"),
-    _rule("langsmith_api_key", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", "lsv2_"),
-    _rule("linear_api_key", r"lin_api_[A-Za-z0-9]{40}", "lin_api_"),
-    _rule("notion_token", r"ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43}", "ntn_|secret_"),
-    _rule("atlassian_api_token", r"ATATT3[A-Za-z0-9_=-]{60,}+", "ATATT3"),
-    _rule("supabase_key", r"sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,}+", "sbp_|sb_secret_"),
-    _rule("postman_api_key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", "PMAK-"),
-    _rule("figma_token", r"figd_[A-Za-z0-9_-]{40,}+", "figd_"),
-    _rule("vault_token", r"hv[sb]\.[A-Za-z0-9_-]{24,}+", "hvs.|hvb."),
-    _rule("terraform_token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}+", ".atlasv1."),
-    _rule("pulumi_token", r"pul-[a-f0-9]{40}", "pul-"),
-    _rule("newrelic_api_key", r"NRAK-[A-Z0-9]{27}", "NRAK-"),
-    _rule(
-        "age_secret_key",
-        r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
-        "AGE-SECRET-KEY-",
-    ),
-    _rule(
-        "sq0csp-=square_oauth_secret square_access_token",
-        r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43}+",
-        "sq0atp-|sq0csp-",
-    ),
-    _rule("mapbox_secret_token", r"sk\.eyJ[A-Za-z0-9_-]{20,}+\.[A-Za-z0-9_-]{20,}+", "sk.eyJ"),
-    _rule("onepassword_service_token", r"ops_eyJ[A-Za-z0-9+/_=-]{100,}+", "ops_eyJ"),
-    _rule("jwt", r"eyJ[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]*+", "eyJ"),
+    *(_rule(kinds, pattern, triggers) for kinds, pattern, triggers in _TOKENS),
+    *(_rule(kinds, pattern, triggers, bounded=False) for kinds, pattern, triggers in _IN_CONTEXT),
     _rule(
         "bearer=bearer_token basic=basic_auth authorization_header",
         r"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:(?P<scheme>bearer|basic|token|digest"
@@ -300,7 +302,8 @@ _RULES: Final[tuple[_Rule, ...]] = (
     ),
     _rule(
         "basic_auth",
-        r"(?:^|[ \t])(?:-u|--user)[ \t]++[\"']?(?P<user>[^\s:'\"]{1,64}+):(?P<v>[^\s'\"]{1,128}+)",
+        r"(?:^|[ \t])(?:-u|--user)[ \t]++[\"']?(?P<user>[\w.@-]{1,64}+):(?P<v>"
+        r"(?:[^\s'\"\\]|\\(?![nrt\"'\\])){1,128}+)",
         "\0curl",
         check=_curl_user,
         flags=re.MULTILINE,
@@ -422,6 +425,7 @@ _COMPOUND_KEYS: Final = ("apikey", "accesskey", "secretkey", "privatekey", "sign
 _COMPOUND_TOKENS: Final = ("token", "secret", "password", "passwd", "passphrase")
 
 
+@lru_cache(maxsize=4096)
 def _assignment_kind(name: str) -> tuple[str, bool] | None:
     """``(kind, strong)`` when the name says it holds a secret; weak names need a random value."""
     words = [w.lower() for w in _WORDS.findall(name)]
@@ -452,8 +456,10 @@ _VALUE: Final = re.compile(
     r"|\"(?P<dq>(?:[^\"\\\n]|\\.){1,1024}+)\""
     r"|'(?P<sq>[^'\n]{1,1024}+)'"
     r"|`(?P<bq>[^`\n]{1,1024}+)`"
-    r"|(?P<uv>[^\s\"'`<>]{1,1024}+))"
+    r"|(?P<uv>(?:[^\s\"'`<>\\]|\\(?![nrt\"'\\])){1,1024}+))"  # stop at a JSON escape
 )
+_NAME_END: Final = re.compile(r"[\"'`\\ \t:=>]")
+_QUERY_END: Final = re.compile(r"[&;,]")
 _DOTTED: Final = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z_]*")
 _TYPE_WORDS: Final = _wordset(
@@ -473,8 +479,9 @@ _PLACEHOLDER_RE: Final = re.compile(
     r"|(?i:my|example|dummy|fake|sample|placeholder|insert|replace|enter|put)[_-].*"
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:KEY|TOKEN|SECRET|PASSWORD|HERE)"
 )
-_PLACEHOLDER_PARTS: Final = ("...", "…", "your", "_here", "-here", "process.env", "os.environ")
-_PLACEHOLDER_PARTS2: Final = ("os.getenv", "getenv(", "env(", "env[", "!ref", "${{")
+_PLACEHOLDER_PARTS: Final = re.compile(
+    r"\.\.\.|…|your|[_-]here|process\.env|os\.environ|getenv\(|env[(\[]|!ref|\$\{\{"
+)
 
 
 def _is_placeholder(value: str) -> bool:
@@ -482,7 +489,7 @@ def _is_placeholder(value: str) -> bool:
     low = v.lower()
     if not v or PLACEHOLDER_PREFIX in v or low in _PLACEHOLDER_WORDS:
         return True
-    if any(part in low for part in _PLACEHOLDER_PARTS + _PLACEHOLDER_PARTS2):
+    if _PLACEHOLDER_PARTS.search(low):
         return True
     return _PLACEHOLDER_RE.fullmatch(v) is not None
 
@@ -504,8 +511,15 @@ def _judge_value(
         rest = text[end : newline if newline >= 0 else end + 200].strip()
         if sep == ":" and rest[:1] not in ("", "#", ",", "}") and not _looks_random(value):
             return False  # "Password: required for login" is prose, not YAML
-        if sep != ":" and _IDENT.fullmatch(value) and not name.isupper():
-            return False  # password = hunter  → a variable, not a literal
+        if (
+            _IDENT.fullmatch(value)
+            and (
+                (sep != ":" and not name.isupper())  # password = hunter: a variable
+                or rest[:1] in (",", "}", ")")  # {token: csrfToken}: a JS/Python object
+                or _WORDS.findall(name)[-1].lower() in value.lower()  # token: authToken
+            )
+        ):
+            return False
     if not strong:
         return len(value) >= 16 and _looks_random(value)
     return len(value) >= 3
@@ -522,7 +536,7 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
         if text[max(0, start - 2) : start] == "${":
             continue
         name = (
-            text[start:keyword_start] + re.split(r"[\"'`\\ \t:=>]", text[keyword_start:sep_end])[0]
+            text[start:keyword_start] + _NAME_END.split(text[keyword_start:sep_end], maxsplit=1)[0]
         )
         judged = _assignment_kind(name.strip(".-"))
         if judged is None:
@@ -531,12 +545,14 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
         m = _VALUE.match(text, sep_end)
         if m is None:
             continue
-        group = next(g for g in ("ev", "dq", "sq", "bq", "uv") if m.group(g) is not None)
+        group = m.lastgroup or "uv"  # the alternatives' value groups close last
         value_start, value_end = m.span(group)
         value = m.group(group)
+        if len(value) < 3:
+            continue
         if group == "uv":
             if text[sep_end - 1] != "=" or text[start - 1 : start] in ("?", "&", ";"):
-                value = re.split(r"[&;,]", value, maxsplit=1)[0]  # a query or a connection string
+                value = _QUERY_END.split(value, maxsplit=1)[0]  # a query or a connection string
                 value_end = value_start + len(value)
             trimmed = value.rstrip(".,;)]}")
             value_end -= len(value) - len(trimmed)
@@ -621,7 +637,7 @@ def _apply(rule: _Rule, text: str) -> Iterator[tuple[int, int, str]]:
 _FLAG: Final = re.compile(
     r"--(?<![\w-]--)(?P<name>password|passwd|pass|token|secret|api-key|api_key|apikey"
     r"|[a-z]+-token|[a-z]+-secret|[a-z]+-password)(?:=|[ \t]++)"
-    r"(?:\"(?P<dq>[^\"\n]{1,1024}+)\"|'(?P<sq>[^'\n]{1,1024}+)'|(?P<uv>[^\s\"'`;&|<>]{1,1024}+))"
+    r"(?:\"(?P<dq>[^\"\n]{1,1024}+)\"|'(?P<sq>[^'\n]{1,1024}+)'|(?P<uv>(?:[^\s\"'`;&|<>\\]|\\(?![nrt\"'\\])){1,1024}+))"
 )
 
 
@@ -665,24 +681,38 @@ def _resolve(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     return list(zip(starts, ends, kinds, strict=True))
 
 
+_MAX_PASSES: Final = 4
+
+
 def redact(text: str) -> RedactionResult:
-    """Replace every secret value in ``text`` with ``[redacted:<kind>]``; idempotent."""
+    """Replace every secret value in ``text`` with ``[redacted:<kind>]``; idempotent.
+
+    A replacement can change what is around it (``-----END …-----password x`` once the block is
+    gone), so the text is scanned again until nothing more is found; that second scan only
+    happens when the first one found something.
+    """
     spans = _find(text)
     if not spans:
-        return RedactionResult(text)
-    parts: list[str] = []
-    last = 0
-    for start, end, kind in spans:
-        parts += (text[last:start], PLACEHOLDER_PREFIX, kind, "]")
-        last = end
-    parts.append(text[last:])
-    counts = Counter(kind for _, _, kind in spans)
-    return RedactionResult("".join(parts), tuple(sorted(counts.items())))
+        return RedactionResult(text)  # the hot path: no allocation beyond the result
+    counts: Counter[str] = Counter()
+    for _ in range(_MAX_PASSES):
+        parts: list[str] = []
+        last = 0
+        for start, end, kind in spans:
+            parts += (text[last:start], PLACEHOLDER_PREFIX, kind, "]")
+            last = end
+        parts.append(text[last:])
+        text = "".join(parts)
+        counts.update(kind for _, _, kind in spans)
+        spans = _find(text)
+        if not spans:
+            break
+    return RedactionResult(text, tuple(sorted(counts.items())))
 
 
 def scan(text: str) -> tuple[str, ...]:
     """The distinct kinds of secret in ``text``, sorted; never the values."""
-    return tuple(sorted({kind for _, _, kind in _find(text)}))
+    return redact(text).kinds
 
 
 # Every kind name redact() can report (for docs and ``doctor --secrets``).

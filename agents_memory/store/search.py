@@ -1,0 +1,474 @@
+"""Hybrid search over memories: full-text and vector arms fused by reciprocal rank.
+
+One statement does the retrieval (pgvector-python's RRF example is the model):
+
+* the **full-text arm** matches any of the query's words (OR semantics, so a long question still
+  matches; Hangul words as prefixes, so Korean particles do not hide a word) through the GIN
+  index on ``memory.fts``, ranks the newest ``fts_scan_rows`` matches of any word plus those
+  of every word by ``ts_rank_cd`` and keeps the best ``pool``;
+* the **vector arm** walks the HNSW index (cosine, ``halfvec``) with pgvector's iterative scan,
+  so rows removed by the WHERE filters are replaced by further neighbours instead of starving
+  the result, and keeps the nearest ``pool`` rows;
+* the two candidate lists are fused by reciprocal rank (``1/(k + rank)`` summed over arms),
+  multiplied by a gentle recency prior on ``message_at`` and a boost for pinned rows.
+
+When both arms are weak (no full-text hit and the best cosine below the fallback threshold) a
+word-level ILIKE scan over the newest rows runs instead. Without a query the newest rows come
+first. Without the vector column (no pgvector) or without a query vector only the full-text arm
+runs. Every hit says why it matched (:class:`MatchWhy`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+
+from agents_memory.store.search_terms import QueryTerms, query_terms
+from agents_memory.store.search_types import (
+    MAX_LIMIT,
+    Arm,
+    MatchWhy,
+    SearchFilters,
+    SearchHit,
+    SearchResult,
+    SearchTuning,
+    Used,
+)
+
+__all__ = [
+    "MAX_LIMIT",
+    "MatchWhy",
+    "SearchFilters",
+    "SearchHit",
+    "SearchResult",
+    "SearchTuning",
+    "explain_search",
+    "find_user_id",
+    "search_memories",
+]
+
+
+def find_user_id(conn: psycopg.Connection[Any], user_name: str) -> int | None:
+    """The id of ``user_name`` without creating it (a search must not write)."""
+    row = conn.execute("SELECT user_id FROM users WHERE user_name = %s", (user_name,)).fetchone()
+    return int(row[0]) if row else None
+
+
+@dataclass(frozen=True, slots=True)
+class _TagFilter:
+    canonical_id: int
+    name: str
+    member_ids: list[int]
+
+
+def _resolve_p_tag(conn: psycopg.Connection[Any], name: str) -> _TagFilter | None:
+    row = conn.execute(
+        "WITH target AS (SELECT canonical_project_tag_id(id) AS cid FROM project_tags"
+        "  WHERE lower(name) = lower(%(n)s) ORDER BY (name = %(n)s) DESC, id LIMIT 1)"
+        " SELECT t.cid, c.name, (SELECT array_agg(p.id) FROM project_tags p"
+        "  WHERE canonical_project_tag_id(p.id) = t.cid)"
+        " FROM target t JOIN project_tags c ON c.id = t.cid",
+        {"n": name},
+    ).fetchone()
+    if row is None:
+        return None
+    return _TagFilter(int(row[0]), str(row[1]), [int(i) for i in row[2]])
+
+
+def _filter_sql(
+    filters: SearchFilters, tag: _TagFilter | None, params: dict[str, Any]
+) -> sql.Composable:
+    """The WHERE conditions every arm shares, on alias ``m``; fills ``params``."""
+    parts = [sql.SQL("m.user_id = %(user_id)s")]
+    if not filters.include_archived:
+        parts.append(sql.SQL("m.is_active"))
+    if filters.role is not None:
+        parts.append(sql.SQL("m.role = %(role)s"))
+        params["role"] = filters.role
+    if filters.agent_platform not in (None, "", "*"):
+        parts.append(sql.SQL("m.agent_platform = %(platform)s"))
+        params["platform"] = filters.agent_platform
+    if filters.device_scope == "local":
+        parts.append(sql.SQL("(m.device_name = %(device)s OR m.is_pinned)"))
+        params["device"] = filters.device_name
+    if tag is not None:
+        parts.append(sql.SQL("m.p_tag_id = ANY(%(tag_ids)s)"))
+        params["tag_ids"] = tag.member_ids
+    if filters.date_range is not None and filters.date_range.start is not None:
+        parts.append(sql.SQL("m.message_at >= %(start)s"))
+        params["start"] = filters.date_range.start
+    if filters.date_range is not None and filters.date_range.end is not None:
+        parts.append(sql.SQL("m.message_at < %(end)s"))
+        params["end"] = filters.date_range.end
+    return sql.SQL(" AND ").join(parts)
+
+
+def _vector_column_dim(conn: psycopg.Connection[Any]) -> int | None:
+    row = conn.execute(
+        "SELECT a.atttypmod FROM pg_attribute a WHERE a.attrelid = to_regclass('memory')"
+        " AND a.attname = 'embedding' AND NOT a.attisdropped"
+    ).fetchone()
+    return int(row[0]) if row is not None and int(row[0]) > 0 else None
+
+
+def search_memories(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    *,
+    query: str | None,
+    query_vector: np.ndarray[Any, Any] | None,
+    filters: SearchFilters,
+    tuning: SearchTuning,
+) -> SearchResult:
+    """Search ``user_id``'s memories. Read-only; runs in its own transaction (a savepoint when
+    the caller already has one open) because the HNSW settings are ``SET LOCAL``."""
+    with conn.transaction():
+        tag: _TagFilter | None = None
+        if filters.p_tag:
+            tag = _resolve_p_tag(conn, filters.p_tag)
+            if tag is None:
+                return SearchResult(
+                    used="none",
+                    note=f"unknown project tag {filters.p_tag!r}: nothing is tagged with it "
+                    "or with an alias of it",
+                )
+        tag_name = tag.name if tag else None
+        if query is None or not query.strip():
+            hits = _recency(conn, user_id, filters, tag)
+            return SearchResult(used="recency", hits=hits, p_tag=tag_name)
+        terms = query_terms(query)
+        vector, note = _usable_vector(conn, query_vector)
+        if vector is not None:
+            _set_hnsw_scan(conn, filters, tuning)
+        hybrid = _hybrid(conn, user_id, terms, vector, filters, tag, tuning)
+        if hybrid.fts_hits > 0 or (
+            hybrid.top_similarity is not None and hybrid.top_similarity >= tuning.fallback_threshold
+        ):
+            return SearchResult(
+                used=hybrid.used,
+                hits=hybrid.hits,
+                note=note,
+                top_similarity=hybrid.top_similarity,
+                p_tag=tag_name,
+                vector_used=vector is not None,
+            )
+        fallback = _ilike(conn, user_id, terms, filters, tag, tuning)
+        weak = (
+            "no full-text match"
+            if hybrid.top_similarity is None
+            else f"no full-text match and the best similarity {hybrid.top_similarity:.3f} is"
+            f" below {tuning.fallback_threshold}"
+        )
+        if not fallback and hybrid.hits:
+            return SearchResult(
+                used=hybrid.used,
+                hits=hybrid.hits,
+                note=_join_notes(note, f"{weak}; no word matches either: weak matches shown"),
+                top_similarity=hybrid.top_similarity,
+                threshold=tuning.fallback_threshold,
+                p_tag=tag_name,
+                vector_used=vector is not None,
+            )
+        return SearchResult(
+            used="ilike",
+            hits=fallback,
+            note=_join_notes(note, f"{weak}; matched by words instead"),
+            top_similarity=hybrid.top_similarity,
+            threshold=tuning.fallback_threshold,
+            p_tag=tag_name,
+            vector_used=vector is not None,
+        )
+
+
+def explain_search(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    *,
+    query: str,
+    query_vector: np.ndarray[Any, Any] | None,
+    filters: SearchFilters,
+    tuning: SearchTuning,
+) -> str:
+    """``EXPLAIN (ANALYZE, BUFFERS)`` of the hybrid statement a search would run (for benches
+    and tests; the ``p_tag`` filter is not resolved here)."""
+    with conn.transaction():
+        vector, _note = _usable_vector(conn, query_vector)
+        if vector is not None:
+            _set_hnsw_scan(conn, filters, tuning)
+        statement, params = _hybrid_statement(
+            user_id, query_terms(query), vector, filters, None, tuning
+        )
+        rows = conn.execute(sql.SQL("EXPLAIN (ANALYZE, BUFFERS) ") + statement, params)
+        return "\n".join(str(r[0]) for r in rows.fetchall())
+
+
+def _set_hnsw_scan(
+    conn: psycopg.Connection[Any], filters: SearchFilters, tuning: SearchTuning
+) -> None:
+    """Iterative index scans (pgvector 0.8): filtered rows are replaced, never starve the page."""
+    conn.execute(
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+        " set_config('hnsw.ef_search', %s, true),"
+        " set_config('hnsw.max_scan_tuples', %s, true)",
+        (str(tuning.ef_search(filters.limit)), str(tuning.hnsw_max_scan_tuples)),
+    )
+
+
+def _join_notes(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
+
+
+def _usable_vector(
+    conn: psycopg.Connection[Any], query_vector: np.ndarray[Any, Any] | None
+) -> tuple[str | None, str | None]:
+    """The query vector as a ``halfvec`` literal, or ``None`` and why not."""
+    if query_vector is None:
+        return None, None
+    dim = _vector_column_dim(conn)
+    if dim is None:
+        return None, "no vector column (pgvector unavailable): full-text only"
+    flat = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    if flat.shape[0] != dim:
+        return None, (
+            f"the query vector has {flat.shape[0]} dimensions, stored vectors {dim}: full-text only"
+        )
+    if not np.all(np.isfinite(flat)) or not np.any(flat):
+        return None, "the query vector is empty or not finite: full-text only"
+    return "[" + ",".join(f"{x:.6g}" for x in flat.tolist()) + "]", None
+
+
+# --- the hybrid statement --------------------------------------------------------------------
+
+_HIT_COLUMNS = sql.SQL(
+    "m.id, m.role, m.message, m.agent_platform, m.agent_model, m.session_id, t.name,"
+    " m.d_tag, m.is_pinned, m.message_at, m.device_name, m.cwd"
+)
+_TAG_JOIN = sql.SQL("LEFT JOIN project_tags t ON t.id = canonical_project_tag_id(m.p_tag_id)")
+
+# Ranking every match of a common word would cost a full scan: only the newest ``scan`` rows
+# matching any word, plus the newest ``scan`` rows matching every word, are ranked.
+_FTS_ARM = sql.SQL(
+    "fts AS MATERIALIZED ("
+    " SELECT id, score, row_number() OVER (ORDER BY score DESC, message_at DESC, id DESC) AS rank"
+    " FROM (SELECT c.id, c.message_at,"
+    "   ts_rank_cd(c.fts, to_tsquery('agents_memory', %(tsquery)s), 1)::float8 AS score"
+    "  FROM (SELECT DISTINCT ON (u.id) u.* FROM ({candidates}) u ORDER BY u.id) c"
+    "  ORDER BY score DESC, c.message_at DESC LIMIT %(pool)s) s)"
+)
+_FTS_CANDIDATES = sql.SQL(
+    "(SELECT m.id, m.message_at, m.fts FROM memory m"
+    " WHERE m.fts @@ to_tsquery('agents_memory', {tsquery}) AND {filters}"
+    " ORDER BY m.message_at DESC LIMIT %(scan)s)"
+)
+_NO_FTS_ARM = sql.SQL(
+    "fts AS (SELECT NULL::bigint AS id, NULL::float8 AS score, NULL::bigint AS rank WHERE false)"
+)
+# Relaxed iterative scans may return neighbours slightly out of order: rank them again.
+_VECTOR_ARM = sql.SQL(
+    "vec AS MATERIALIZED ("
+    " SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank"
+    " FROM (SELECT m.id, (m.embedding <=> %(qvec)s::halfvec)::float8 AS distance"
+    "  FROM memory m WHERE m.embedding IS NOT NULL AND {filters}"
+    "  ORDER BY m.embedding <=> %(qvec)s::halfvec LIMIT %(pool)s) s)"
+)
+_NO_VECTOR_ARM = sql.SQL(
+    "vec AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false)"
+)
+_FUSE = sql.SQL(
+    " fused AS ("
+    "  SELECT coalesce(f.id, v.id) AS id, f.rank AS fts_rank, f.score AS fts_score,"
+    "   v.rank AS vec_rank, v.distance,"
+    "   coalesce(1.0::float8 / (%(k)s + f.rank), 0) + coalesce(1.0::float8 / (%(k)s + v.rank), 0)"
+    "    AS rrf"
+    "  FROM fts f FULL OUTER JOIN vec v ON f.id = v.id),"
+    " scored AS ("
+    "  SELECT fu.*, m.message_at,"
+    "   0.5 + 0.5 * power(2.0::float8, -greatest(0, extract(epoch FROM now() - m.message_at))"
+    "    / 86400.0 / %(halflife)s) AS recency,"
+    "   CASE WHEN m.is_pinned THEN %(pinned)s::float8 ELSE 1.0 END AS pinned"
+    "  FROM fused fu JOIN memory m ON m.id = fu.id),"
+    " top AS ("
+    "  SELECT s.*, s.rrf * s.recency * s.pinned AS score,"
+    "   count(s.fts_rank) OVER () AS fts_hits, count(s.vec_rank) OVER () AS vec_hits,"
+    "   max(1 - s.distance) OVER () AS top_similarity"
+    "  FROM scored s ORDER BY score DESC, s.message_at DESC, s.id DESC LIMIT %(limit)s)"
+    " SELECT {columns}, top.fts_rank, top.fts_score, top.vec_rank, {similarity},"
+    "  top.rrf, top.recency, top.pinned, top.score, top.fts_hits, top.vec_hits,"
+    "  top.top_similarity"
+    " FROM top JOIN memory m ON m.id = top.id {tag_join}"
+    " ORDER BY top.score DESC, m.message_at DESC, m.id DESC"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Hybrid:
+    used: Used
+    hits: tuple[SearchHit, ...]
+    fts_hits: int
+    top_similarity: float | None
+
+
+def _hybrid_statement(
+    user_id: int,
+    terms: QueryTerms,
+    vector: str | None,
+    filters: SearchFilters,
+    tag: _TagFilter | None,
+    tuning: SearchTuning,
+) -> tuple[sql.Composed, dict[str, Any]]:
+    params: dict[str, Any] = {
+        "user_id": user_id,
+        "pool": tuning.pool(filters.limit),
+        "limit": filters.limit,
+        "k": tuning.rrf_k,
+        "halflife": tuning.recency_halflife_days,
+        "pinned": tuning.pinned_boost,
+    }
+    where = _filter_sql(filters, tag, params)
+    fts_arm: sql.Composable = _NO_FTS_ARM
+    if terms.tsquery is not None:
+        candidates = [_FTS_CANDIDATES.format(tsquery=sql.SQL("%(tsquery)s"), filters=where)]
+        if terms.tsquery_all is not None:
+            candidates.append(
+                _FTS_CANDIDATES.format(tsquery=sql.SQL("%(tsquery_all)s"), filters=where)
+            )
+            params["tsquery_all"] = terms.tsquery_all
+        fts_arm = _FTS_ARM.format(candidates=sql.SQL(" UNION ALL ").join(candidates))
+        params["tsquery"] = terms.tsquery
+        params["scan"] = tuning.fts_scan_rows
+    vec_arm: sql.Composable = _NO_VECTOR_ARM
+    similarity: sql.Composable = sql.SQL("NULL::float8")
+    if vector is not None:
+        vec_arm = _VECTOR_ARM.format(filters=where)
+        similarity = sql.SQL("(1 - (m.embedding <=> %(qvec)s::halfvec))::float8")
+        params["qvec"] = vector
+    statement = sql.SQL("WITH {fts}, {vec},").format(fts=fts_arm, vec=vec_arm) + _FUSE.format(
+        columns=_HIT_COLUMNS, similarity=similarity, tag_join=_TAG_JOIN
+    )
+    return statement, params
+
+
+def _hybrid(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    terms: QueryTerms,
+    vector: str | None,
+    filters: SearchFilters,
+    tag: _TagFilter | None,
+    tuning: SearchTuning,
+) -> _Hybrid:
+    statement, params = _hybrid_statement(user_id, terms, vector, filters, tag, tuning)
+    rows = conn.execute(statement, params).fetchall()
+    hits = tuple(_hybrid_hit(row) for row in rows)
+    if not rows:
+        return _Hybrid("fulltext" if vector is None else "hybrid", (), 0, None)
+    fts_hits, vec_hits, top_similarity = int(rows[0][20]), int(rows[0][21]), rows[0][22]
+    used: Used = "hybrid"
+    if vec_hits == 0:
+        used = "fulltext"
+    elif fts_hits == 0:
+        used = "vector"
+    top = float(top_similarity) if top_similarity is not None else None
+    return _Hybrid(used, hits, fts_hits, top)
+
+
+def _hybrid_hit(row: Sequence[Any]) -> SearchHit:
+    fts_rank, fts_score, vec_rank, similarity, rrf, recency, pinned, score = row[12:20]
+    arms: list[Arm] = []
+    if fts_rank is not None:
+        arms.append("fulltext")
+    if vec_rank is not None:
+        arms.append("vector")
+    why = MatchWhy(
+        arms=tuple(arms),
+        fts_rank=_opt_int(fts_rank),
+        fts_score=_opt_float(fts_score),
+        vector_rank=_opt_int(vec_rank),
+        similarity=_opt_float(similarity),
+        rrf_score=float(rrf),
+        recency_factor=float(recency),
+        pinned_factor=float(pinned),
+        score=float(score),
+    )
+    return _hit(row, why)
+
+
+def _hit(row: Sequence[Any], why: MatchWhy) -> SearchHit:
+    return SearchHit(
+        id=int(row[0]),
+        role=str(row[1]),
+        message=str(row[2]),
+        agent_platform=str(row[3]),
+        agent_model=row[4],
+        session_id=row[5],
+        p_tag=row[6],
+        d_tag=tuple(row[7] or ()),
+        is_pinned=bool(row[8]),
+        message_at=row[9],
+        device_name=row[10],
+        cwd=row[11],
+        why=why,
+    )
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+# --- recency listing and the ILIKE fallback --------------------------------------------------
+
+
+def _recency(
+    conn: psycopg.Connection[Any], user_id: int, filters: SearchFilters, tag: _TagFilter | None
+) -> tuple[SearchHit, ...]:
+    params: dict[str, Any] = {"user_id": user_id, "limit": filters.limit}
+    statement = sql.SQL(
+        "SELECT {columns} FROM (SELECT m.* FROM memory m WHERE {filters}"
+        "  ORDER BY m.message_at DESC, m.id DESC LIMIT %(limit)s) m {tag_join}"
+        " ORDER BY m.message_at DESC, m.id DESC"
+    ).format(columns=_HIT_COLUMNS, filters=_filter_sql(filters, tag, params), tag_join=_TAG_JOIN)
+    rows = conn.execute(statement, params).fetchall()
+    return tuple(_hit(row, MatchWhy(arms=("recency",))) for row in rows)
+
+
+def _ilike(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    terms: QueryTerms,
+    filters: SearchFilters,
+    tag: _TagFilter | None,
+    tuning: SearchTuning,
+) -> tuple[SearchHit, ...]:
+    """Rows containing any of the query's words, most words first, then newest; only the
+    newest ``tuning.ilike_scan_rows`` rows are looked at."""
+    if not terms.like_patterns:
+        return ()
+    params: dict[str, Any] = {
+        "user_id": user_id,
+        "limit": filters.limit,
+        "scan": tuning.ilike_scan_rows,
+        "patterns": list(terms.like_patterns),
+    }
+    statement = sql.SQL(
+        "SELECT {columns}, m.matched FROM ("
+        "  SELECT r.*, w.matched FROM ("
+        "   SELECT m.* FROM memory m WHERE {filters}"
+        "   ORDER BY m.message_at DESC, m.id DESC LIMIT %(scan)s) r"
+        "  CROSS JOIN LATERAL (SELECT count(*) AS matched FROM unnest(%(patterns)s::text[]) p"
+        "   WHERE r.message ILIKE p) w"
+        "  WHERE w.matched > 0"
+        "  ORDER BY w.matched DESC, r.message_at DESC, r.id DESC LIMIT %(limit)s) m"
+        " {tag_join}"
+        " ORDER BY m.matched DESC, m.message_at DESC, m.id DESC"
+    ).format(columns=_HIT_COLUMNS, filters=_filter_sql(filters, tag, params), tag_join=_TAG_JOIN)
+    rows = conn.execute(statement, params).fetchall()
+    return tuple(_hit(row, MatchWhy(arms=("ilike",), words_matched=int(row[12]))) for row in rows)

@@ -1,0 +1,153 @@
+"""What a search takes and returns: filters, tuning knobs, hits and why they matched."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from agents_memory.daterange import DateRange
+
+Used = Literal["hybrid", "fulltext", "vector", "ilike", "recency", "none"]
+Arm = Literal["fulltext", "vector", "ilike", "recency"]
+MAX_LIMIT = 50
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """What the caller asked for. ``agent_platform`` ``None`` or ``"*"`` = every platform;
+    ``device_scope="local"`` keeps rows of ``device_name`` plus every pinned row."""
+
+    p_tag: str | None = None
+    date_range: DateRange | None = None
+    role: Literal["user", "assistant"] | None = None
+    agent_platform: str | None = None
+    device_scope: Literal["global", "local"] = "global"
+    device_name: str | None = None
+    include_archived: bool = False
+    limit: int = 10
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.limit <= MAX_LIMIT:
+            raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
+        if self.role not in (None, "user", "assistant"):
+            raise ValueError(f"role must be 'user' or 'assistant', got {self.role!r}")
+        if self.device_scope not in ("global", "local"):
+            raise ValueError(f"device_scope must be 'global' or 'local', got {self.device_scope!r}")
+        if self.device_scope == "local" and not self.device_name:
+            raise ValueError("device_scope='local' needs this device's name")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchTuning:
+    """Ranking knobs. Callers fill the first two from ``SEARCH_RECENCY_HALFLIFE_DAYS`` and
+    ``SEARCH_FALLBACK_THRESHOLD``."""
+
+    recency_halflife_days: float = 30.0
+    fallback_threshold: float = 0.3
+    rrf_k: int = 60
+    pinned_boost: float = 1.25
+    candidate_factor: int = 4
+    min_candidates: int = 40
+    hnsw_max_scan_tuples: int = 20_000
+    fts_scan_rows: int = 1_000
+    """The full-text arm ranks at most this many newest rows matching any word (and as many
+    matching every word), so a common word costs a bounded scan."""
+    ilike_scan_rows: int = 20_000
+    """The ILIKE fallback looks at most at this many newest rows (it cannot use an index)."""
+
+    def pool(self, limit: int) -> int:
+        return max(self.min_candidates, limit * self.candidate_factor)
+
+    def ef_search(self, limit: int) -> int:
+        return min(1000, max(100, 2 * self.pool(limit)))
+
+
+@dataclass(frozen=True, slots=True)
+class MatchWhy:
+    """Why a row is in the result: arm ranks (1 = best), similarity and the final score."""
+
+    arms: tuple[Arm, ...]
+    fts_rank: int | None = None
+    fts_score: float | None = None
+    vector_rank: int | None = None
+    similarity: float | None = None
+    """1 - cosine distance to the query vector (also for full-text-only hits with a vector)."""
+    rrf_score: float | None = None
+    recency_factor: float | None = None
+    pinned_factor: float | None = None
+    score: float | None = None
+    """The fused score: ``rrf_score * recency_factor * pinned_factor``."""
+    words_matched: int | None = None
+    """ILIKE fallback: how many of the query's words the message contains."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    id: int
+    role: str
+    message: str
+    agent_platform: str
+    agent_model: str | None
+    session_id: str | None
+    p_tag: str | None
+    """The canonical project tag's name (aliases resolved)."""
+    d_tag: tuple[str, ...]
+    is_pinned: bool
+    message_at: datetime
+    device_name: str | None
+    cwd: str | None
+    why: MatchWhy
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    used: Used
+    hits: tuple[SearchHit, ...] = ()
+    note: str | None = None
+    top_similarity: float | None = None
+    threshold: float | None = None
+    """The fallback threshold, reported when the ILIKE fallback ran."""
+    p_tag: str | None = None
+    """The canonical name the ``p_tag`` filter resolved to."""
+    vector_used: bool = field(default=False)
+    """Whether the vector arm ran (pgvector present and a query vector given)."""
+
+    @property
+    def count(self) -> int:
+        return len(self.hits)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (seed A's field names where they exist; times in ISO 8601)."""
+        return {
+            "used": self.used,
+            "count": self.count,
+            "note": self.note,
+            "top_similarity": self.top_similarity,
+            "threshold": self.threshold,
+            "p_tag": self.p_tag,
+            "vector_used": self.vector_used,
+            "results": [
+                {
+                    "id": h.id,
+                    "role": h.role,
+                    "message": h.message,
+                    "agent_platform": h.agent_platform,
+                    "agent_model": h.agent_model,
+                    "session_id": h.session_id,
+                    "p_tag_name": h.p_tag,
+                    "d_tag": list(h.d_tag),
+                    "is_pinned": h.is_pinned,
+                    "message_at": h.message_at.isoformat(),
+                    "device_name": h.device_name,
+                    "cwd": h.cwd,
+                    "similarity": h.why.similarity,
+                    "why": {
+                        k: (list(v) if isinstance(v, tuple) else v)
+                        for k, v in asdict(h.why).items()
+                        if v is not None
+                    },
+                }
+                for h in self.hits
+            ],
+        }

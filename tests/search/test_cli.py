@@ -1,0 +1,92 @@
+"""``mcp-agents-memory search`` through click's runner against the test database."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+
+from agents_memory.config import Settings
+from agents_memory.search_cli import search
+
+from .helpers import add, mem
+
+
+@pytest.fixture
+def cli_settings(make_settings: Any, db_url: str, conn: psycopg.Connection[Any]) -> Settings:
+    add(
+        conn,
+        [
+            mem("Postgres [bold]migration[/bold] plan for the capture daemon", age_days=2),
+            mem("Мы обсуждали миграцию базы данных", platform="codex", role="assistant"),
+            mem("lunch order", age_days=0.1),
+        ],
+    )
+    result: Settings = make_settings(database_url=db_url, embedding_backend="none")
+    return result
+
+
+def test_search_prints_a_table_and_says_it_runs_full_text_only(cli_settings: Settings) -> None:
+    result = CliRunner().invoke(search, ["migration", "plan"], obj=cli_settings)
+    assert result.exit_code == 0, result.output
+    assert "used: fulltext, 1 result(s)" in result.stdout
+    assert "[bold]" in result.stdout  # message text is shown as is, not read as markup
+    assert "lunch" not in result.stdout
+    assert "full-text search only" in result.stderr
+
+
+def test_search_json_output_carries_results_and_why(cli_settings: Settings) -> None:
+    result = CliRunner().invoke(
+        search,
+        ["миграция", "--json", "--platform", "codex", "--role", "assistant"],
+        obj=cli_settings,
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["used"] == "fulltext" and data["count"] == 1
+    hit = data["results"][0]
+    assert hit["agent_platform"] == "codex" and hit["role"] == "assistant"
+    assert hit["why"]["arms"] == ["fulltext"] and hit["why"]["fts_rank"] == 1
+
+
+def test_search_without_a_query_lists_newest_first(cli_settings: Settings) -> None:
+    result = CliRunner().invoke(search, ["--json", "--limit", "2"], obj=cli_settings)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["used"] == "recency"
+    assert data["results"][0]["message"] == "lunch order"
+    assert data["count"] == 2
+
+
+def test_search_rejects_a_bad_date_range_with_the_accepted_forms(
+    cli_settings: Settings,
+) -> None:
+    result = CliRunner().invoke(search, ["x", "--date-range", "someday"], obj=cli_settings)
+    assert result.exit_code == 2
+    assert "N_days_ago" in result.output
+
+
+def test_search_filters_by_date_range(cli_settings: Settings) -> None:
+    result = CliRunner().invoke(search, ["--json", "--date-range", "today"], obj=cli_settings)
+    assert result.exit_code == 0, result.output
+    messages = [r["message"] for r in json.loads(result.stdout)["results"]]
+    assert "Postgres [bold]migration[/bold] plan for the capture daemon" not in messages
+
+
+def test_search_help_names_every_option() -> None:
+    result = CliRunner().invoke(search, ["--help"])
+    assert result.exit_code == 0
+    for option in (
+        "--p-tag",
+        "--date-range",
+        "--role",
+        "--platform",
+        "--device-scope",
+        "--limit",
+        "--include-archived",
+        "--json",
+    ):
+        assert option in result.output

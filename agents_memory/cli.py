@@ -100,9 +100,14 @@ def _ensure_vectors(settings: Settings) -> None:
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--secrets",
+    is_flag=True,
+    help="Also scan every stored memory for secrets (reports kinds and ids, never values).",
+)
 @debug_option
 @click.pass_context
-def doctor(ctx: click.Context, as_json: bool) -> None:
+def doctor(ctx: click.Context, as_json: bool, secrets: bool) -> None:
     """Check the database: where it is, server and pgvector versions, schema, rows, disk.
 
     Exits 1 with a one-line hint per problem when something is wrong.
@@ -110,7 +115,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     from agents_memory.doctor import run_doctor
 
     settings: Settings = settings_from(ctx)
-    report = run_doctor(settings)
+    report = run_doctor(settings, scan_secrets=secrets)
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2, default=str))
     else:
@@ -152,6 +157,17 @@ def _print_health(report: object) -> None:
     width = max(len(k) for k, _ in lines)
     for key, value in lines:
         click.echo(f"{key:<{width}}  {value}")
+    if report.secret_scan is not None:
+        scan = report.secret_scan
+        found = (
+            ", ".join(
+                f"{k} in {v} rows (ids {', '.join(map(str, scan.example_ids[k][:5]))})"
+                for k, v in sorted(scan.kinds.items())
+            )
+            or "none"
+        )
+        lines_out = f"{scan.rows_scanned} rows scanned; secrets found: {found}"
+        click.echo(f"{'secrets':<{width}}  {lines_out}")
     for note in report.notes:
         click.echo(f"note: {note}")
     for problem in report.problems:

@@ -6,10 +6,10 @@ from agents_memory.config import Settings
 from agents_memory.embeddings import embedding_spec
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.store import database
-from agents_memory.store.health import DatabaseHealth, inspect
+from agents_memory.store.health import DatabaseHealth, inspect, scan_messages
 
 
-def run_doctor(settings: Settings) -> DatabaseHealth:
+def run_doctor(settings: Settings, *, scan_secrets: bool = False) -> DatabaseHealth:
     external = database.external_conninfo(settings)
     if external is None:
         server = database.embedded_server(settings)
@@ -23,6 +23,15 @@ def run_doctor(settings: Settings) -> DatabaseHealth:
         db = database.open_database(settings, embedding=embedding_spec(settings), connect_timeout=5)
         with database.connect(db, connect_timeout=5, autocommit=True) as conn:
             inspect(conn, health, vectors_wanted=settings.embedding_backend != "none")
+            if scan_secrets:
+                from agents_memory.capture.redact import scan
+
+                health.secret_scan = scan_messages(conn, scan)
+                if health.secret_scan.kinds:
+                    health.problems.append(
+                        "secrets found in stored memories (see ids above); remove them with "
+                        "manage_knowledge remove or turn on REDACT_ENABLED"
+                    )
     except AgentsMemoryError as exc:
         hint = (
             "check DATABASE_URL / DB_* and that the server is up"

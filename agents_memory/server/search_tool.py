@@ -84,12 +84,12 @@ def run_search(
         result = search_memories(
             conn, state.user_id, query=text, query_vector=vector, filters=filters, tuning=tuning
         )
-    out = SearchOutput.model_validate(result.as_dict())
     if p_tag and result.used == "none":
-        out.note = (out.note or f"unknown p_tag {p_tag!r}") + (
-            "; call search_memory without p_tag, or with a tag from the brief's Active Projects"
+        raise ToolError(
+            f"unknown p_tag {p_tag!r}: call search_memory without p_tag, or with a project tag "
+            "from the brief's Active Projects"
         )
-    return out
+    return SearchOutput.model_validate(result.as_dict())
 
 
 def _dates(text: str | None, now: datetime) -> DateRange | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,6 +37,7 @@ class DatabaseHealth:
     """One line each: what is wrong and how to fix it."""
     notes: list[str] = field(default_factory=list)
     """Worth knowing, not wrong (e.g. full-text-only mode)."""
+    secret_scan: SecretScan | None = None
 
     @property
     def healthy(self) -> bool:
@@ -82,3 +84,37 @@ def inspect(
     found = conn.execute("SELECT count(*) FROM capture_cursors").fetchone()
     health.cursors = int(found[0]) if found else 0
     return health
+
+
+def scan_messages(
+    conn: psycopg.Connection[Any],
+    scan: Callable[[str], Sequence[str]],
+    *,
+    batch: int = 2000,
+    max_ids: int = 20,
+) -> SecretScan:
+    """Run ``scan`` over every stored message and raw message (server-side cursor, so the
+    pool is streamed); report kinds with counts and up to ``max_ids`` row ids, never text."""
+    found: dict[str, list[int]] = {}
+    counts: dict[str, int] = {}
+    rows = 0
+    with conn.transaction(), conn.cursor(name="secret_scan") as cur:
+        cur.itersize = batch
+        cur.execute("SELECT id, message, raw_message FROM memory ORDER BY id")
+        for memory_id, message, raw in cur:
+            rows += 1
+            kinds = set(scan(message)) | (set(scan(raw)) if raw else set())
+            for kind in kinds:
+                counts[kind] = counts.get(kind, 0) + 1
+                ids = found.setdefault(kind, [])
+                if len(ids) < max_ids:
+                    ids.append(int(memory_id))
+    return SecretScan(rows_scanned=rows, kinds=counts, example_ids=found)
+
+
+@dataclass(slots=True)
+class SecretScan:
+    rows_scanned: int
+    kinds: dict[str, int]
+    """Kind -> number of rows where it was found."""
+    example_ids: dict[str, list[int]]

@@ -4,10 +4,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from agents_memory.config import Settings
 from agents_memory.markers import BRIEF_MARKER
-from agents_memory.server.brief import BriefRequest, build_brief
+from agents_memory.server.brief import BriefRequest, Section, build_brief, fit
 from agents_memory.store.knowledge import set_profile
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 
@@ -196,3 +199,72 @@ def test_empty_memory_still_gives_a_useful_brief(
         conn, settings, uid, BriefRequest(platform=None, model=None, device="dev"), now=NOW
     )
     assert text.startswith(BRIEF_MARKER) and "search_memory" in text
+
+
+section_lines = st.lists(st.text(min_size=0, max_size=400), max_size=30)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(
+    bodies=st.lists(section_lines, max_size=8),
+    budget=st.integers(min_value=350, max_value=12_000),
+)
+def test_fitted_brief_never_exceeds_its_budget(bodies: list[list[str]], budget: int) -> None:
+    sections = [Section(None, [BRIEF_MARKER, "# Memory Briefing (user: u)"], required=True)]
+    sections += [Section(f"## Section {i}", lines) for i, lines in enumerate(bodies)]
+    sections.append(Section("## Memory tools", ["- Call `memory_startup`."], required=True))
+    text = fit(sections, budget)
+    assert len(text) <= budget
+    assert text.startswith(BRIEF_MARKER)
+    assert "memory_startup" in text
+
+
+@hsettings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    texts=st.lists(
+        st.text(
+            alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+            min_size=1,
+            max_size=600,
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    budget=st.integers(min_value=400, max_value=3000),
+)
+def test_brief_over_random_pools_stays_in_budget_without_repeats(
+    conn: psycopg.Connection[Any], settings: Settings, texts: list[str], budget: int
+) -> None:
+    uid = ensure_user(conn, "prop")
+    conn.execute("DELETE FROM memory")
+    insert_memories(
+        conn,
+        uid,
+        [
+            _turn(
+                1000 + i,
+                "claude-code",
+                "user" if i % 2 else "assistant",
+                text,
+                hours_ago=i / 10,
+                pinned=i % 7 == 0,
+            )
+            for i, text in enumerate(texts)
+        ],
+    )
+    text = build_brief(
+        conn,
+        settings,
+        uid,
+        BriefRequest(
+            platform="claude-code", model=None, device="dev", mode="compact", max_chars=budget
+        ),
+        now=NOW,
+    )
+    conn.rollback()
+    assert len(text) <= budget and text.startswith(BRIEF_MARKER)
+    turn_lines = [line for line in text.splitlines() if line.startswith(("[", "- ["))]
+    bodies = [line.split("] ", 1)[1] for line in turn_lines if "] " in line]
+    assert len(bodies) == len(set(bodies))

@@ -40,11 +40,26 @@ def _wait_listening(port: int, proc: subprocess.Popen[str]) -> None:
 def test_http_transport_requires_the_bearer_token(db_url: str, tmp_path: Path) -> None:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DB_", "MEMORY_"))}
-    env.update(DATABASE_URL=db_url, EMBEDDING_BACKEND="none", HOME=str(tmp_path),
-               XDG_CONFIG_HOME=str(tmp_path / "cfg"), MCP_HTTP_TOKEN=TOKEN)
+    env.update(
+        DATABASE_URL=db_url,
+        EMBEDDING_BACKEND="none",
+        HOME=str(tmp_path),
+        XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+        MCP_HTTP_TOKEN=TOKEN,
+    )
     proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "mcp-agents-memory"), "serve", "--http", "--port",
-         str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            str(Path(sys.executable).parent / "mcp-agents-memory"),
+            "serve",
+            "--http",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_listening(port, proc)
         url = f"http://127.0.0.1:{port}/mcp"
@@ -52,11 +67,15 @@ def test_http_transport_requires_the_bearer_token(db_url: str, tmp_path: Path) -
         assert refused.status_code == 401
 
         async def go() -> Any:
-            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
-                async with Client(streamable_http_client(url, http_client=http)) as client:
-                    await client.call_tool("manage_knowledge", {"action": "add",
-                                                                "content": "over http"})
-                    return await client.call_tool("search_memory", {"query": "http"})
+            headers = {"Authorization": f"Bearer {TOKEN}"}
+            async with (
+                httpx2.AsyncClient(headers=headers) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                await client.call_tool(
+                    "manage_knowledge", {"action": "add", "content": "over http"}
+                )
+                return await client.call_tool("search_memory", {"query": "http"})
 
         found = anyio.run(go)
         assert json.loads(found.content[0].text)["count"] == 1
@@ -69,6 +88,17 @@ def test_listening_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "MCP_HTTP_TOKEN"}
     env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"))
     result = subprocess.run(
-        [str(Path(sys.executable).parent / "mcp-agents-memory"), "serve", "--http", "--host",
-         "0.0.0.0"], env=env, capture_output=True, text=True, timeout=60, check=False)
+        [
+            str(Path(sys.executable).parent / "mcp-agents-memory"),
+            "serve",
+            "--http",
+            "--host",
+            "0.0.0.0",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode != 0 and "MCP_HTTP_TOKEN" in result.stderr

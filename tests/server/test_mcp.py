@@ -133,8 +133,11 @@ def test_bad_search_arguments_are_tool_errors_the_model_can_act_on(
 def test_unknown_p_tag_is_an_error_that_says_what_to_do(
     state: ServerState, server_settings: Settings
 ) -> None:
-    result = _call(create_server(server_settings, state), "search_memory",
-                   {"query": "x", "p_tag": "no-such-project"})
+    result = _call(
+        create_server(server_settings, state),
+        "search_memory",
+        {"query": "x", "p_tag": "no-such-project"},
+    )
     assert result.is_error
     assert "without p_tag" in result.content[0].text
 

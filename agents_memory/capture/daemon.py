@@ -177,6 +177,8 @@ class CaptureDaemon:
         if path.is_dir():
             self._watch_new_roots()
             return
+        if not any(path.is_relative_to(root) for root, _adapter in self.catalog.roots()):
+            return  # an event from a parent watched while a root does not exist yet
         with self._lock:
             self._dirty.setdefault(path, time.monotonic())
         self._wake.set()

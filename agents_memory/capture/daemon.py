@@ -106,6 +106,7 @@ class CaptureDaemon:
         self._nudge_sock: socket.socket | None = None
         self._next_rescan = 0.0
         self._next_context_refresh = 0.0
+        self._root_paths: list[Path] = [root for root, _a in catalog.roots()]
 
     # --- control --------------------------------------------------------------------------
     def stop(self) -> None:
@@ -177,7 +178,7 @@ class CaptureDaemon:
         if path.is_dir():
             self._watch_new_roots()
             return
-        if not any(path.is_relative_to(root) for root, _adapter in self.catalog.roots()):
+        if not any(path.is_relative_to(root) for root in self._root_paths):
             return  # an event from a parent watched while a root does not exist yet
         with self._lock:
             self._dirty.setdefault(path, time.monotonic())
@@ -225,6 +226,7 @@ class CaptureDaemon:
         observer.start()
 
     def _watch_new_roots(self) -> None:
+        self._root_paths = [root for root, _adapter in self.catalog.roots()]
         if self._observer is None:
             return
         handler = _Handler(self._mark)

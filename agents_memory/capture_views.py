@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -103,6 +104,7 @@ def print_status(status: CaptureStatus) -> None:
             unknown or "-",
         )
     console.print(table)
+    _print_coldpath(console, status.coldpath)
     for name, entries in sorted(status.installed.items()):
         shown = "; ".join(entries) if entries else "not installed"
         console.print(f"[bold]{name}[/bold]: {shown}")
@@ -114,3 +116,29 @@ def _console() -> Console:
     """Wide enough for the tables when stdout is not a terminal (pipes, journald)."""
     probe = Console()
     return probe if probe.is_terminal else Console(width=140)
+
+
+def _print_coldpath(console: Console, cold: dict[str, Any] | None) -> None:
+    if not cold:
+        return
+    backlog = cold["backlog"]
+    worker = cold.get("worker")
+    who = worker.get("application_name") if isinstance(worker, dict) else None
+    console.print(
+        f"cold path: {'running (' + str(who) + ')' if worker else 'no worker running'}; "
+        f"backlog {backlog.get('untagged')} untagged, {backlog.get('unembedded')} without a "
+        f"vector, {backlog.get('with_error')} with errors; "
+        f"last run {_when(cold.get('last_run_at'))}"
+    )
+    for job in cold.get("jobs") or []:
+        console.print(
+            f"  {job['job']}: {job['processed']} processed, {job['failed']} failed, "
+            f"{job['llm_calls']} LLM calls, {job['heuristic']} heuristic "
+            f"(last run {_when(job['ran_at'])}, last work {_when(job.get('worked_at'))})"
+        )
+    for reason in cold.get("degraded") or []:
+        console.print(f"  degraded: {reason}")
+
+
+def _when(value: Any) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if hasattr(value, "strftime") else "never"

@@ -124,6 +124,35 @@ def doctor(ctx: click.Context, as_json: bool, secrets: bool) -> None:
         ctx.exit(1)
 
 
+def _coldpath_lines(cold: dict[str, object] | None) -> list[tuple[str, str]]:
+    if not cold:
+        return []
+    backlog = cold["backlog"]
+    assert isinstance(backlog, dict)
+    worker = cold.get("worker")
+    running = (
+        f"running: {worker.get('application_name') or 'pid ' + str(worker.get('pid'))}"
+        if isinstance(worker, dict)
+        else "no worker running"
+    )
+    unembedded = backlog.get("unembedded")
+    waiting = f"{backlog.get('untagged')} untagged" + (
+        f", {unembedded} without a vector" if unembedded is not None else ""
+    )
+    llm = cold.get("llm_today") or []
+    assert isinstance(llm, list)
+    used = (
+        ", ".join(f"{r['role']} {r['tokens']}/{r['budget']} tokens" for r in llm if r.get("calls"))
+        or "no calls today"
+    )
+    last = cold.get("last_run_at") or "never"
+    return [
+        ("cold path", f"{running}; last run {last}"),
+        ("backlog", f"{waiting}, {backlog.get('with_error')} with errors"),
+        ("llm today", used if cold.get("llm_configured") else "none configured"),
+    ]
+
+
 def _print_health(report: object) -> None:
     from agents_memory.store.health import DatabaseHealth
 
@@ -154,6 +183,7 @@ def _print_health(report: object) -> None:
     ]
     if report.data_dir:
         lines.append(("data dir", f"{report.data_dir} ({human_bytes(report.data_dir_bytes)})"))
+    lines.extend(_coldpath_lines(report.coldpath))
     width = max(len(k) for k, _ in lines)
     for key, value in lines:
         click.echo(f"{key:<{width}}  {value}")
@@ -175,13 +205,16 @@ def _print_health(report: object) -> None:
     click.echo("healthy" if report.healthy else "NOT healthy")
 
 
-def _register_search() -> None:
+def _register_commands() -> None:
+    from agents_memory.coldpath_cli import coldpath, reembed
     from agents_memory.search_cli import search
+    from agents_memory.tags_cli import tags
 
-    cli.add_command(search)
+    for command in (search, tags, coldpath, reembed):
+        cli.add_command(command)
 
 
-_register_search()
+_register_commands()
 
 
 def main() -> None:

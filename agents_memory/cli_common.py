@@ -22,6 +22,9 @@ def configure_logging(level: str) -> None:
         level=getattr(logging, level, logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # watchdog logs every inotify event at DEBUG: with the log written inside a watched
+    # folder that is an endless feedback loop, and it drowns our own debug lines anyway.
+    logging.getLogger("watchdog").setLevel(logging.INFO)
 
 
 def settings_from(ctx: click.Context) -> Settings:

@@ -117,6 +117,41 @@ class Settings(BaseSettings):
     librarian_msg_threshold: int = Field(30, ge=1)
     librarian_cooldown_hours: float = Field(24.0, ge=0)
     llm_daily_token_budget: int = Field(200_000, ge=0)
+    cold_path_warmup_sec: float = Field(30.0, ge=0, description="pause before the first tick")
+    cold_path_embed_batch_size: int = Field(32, ge=1, le=10_000)
+    llm_base_url: str | None = Field(None, description="cloud OpenAI-compatible endpoint")
+    llm_api_key: str | None = None
+    llm_model: str | None = Field(None, description="default model for every Cold Path role")
+    librarian_model: str | None = None
+    clusterer_model: str | None = None
+    project_alias_judge_model: str | None = None
+    llm_response_format: Literal["json_schema", "json_object"] = "json_schema"
+    llm_timeout_sec: float = Field(60.0, gt=0, le=3600)
+    llm_price_in_per_mtok: float = Field(0.0, ge=0, description="USD per million input tokens")
+    llm_price_out_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens")
+    tagger_daily_token_budget: int | None = Field(None, ge=0)
+    librarian_daily_token_budget: int | None = Field(None, ge=0)
+    clusterer_daily_token_budget: int | None = Field(None, ge=0)
+    project_alias_judge_daily_token_budget: int | None = Field(None, ge=0)
+
+    # --- cold path jobs: tagger, librarian, clusterer, alias promoter ----------------------
+    tagger_candidate_limit: int = Field(20, ge=1, le=200)
+    tagger_candidate_strategy: Literal["oldest", "frequent"] = "oldest"
+    librarian_recent_slice: int = Field(25, ge=1, le=500)
+    librarian_history_slice: int = Field(25, ge=0, le=500)
+    librarian_max_tokens: int = Field(2048, ge=64)
+    clusterer_period_days: int = Field(7, ge=1, le=366)
+    clusterer_idle_minutes: float = Field(60.0, ge=0)
+    clusterer_summary_max_chars: int = Field(900, ge=200, le=20_000)
+    dtag_promote_enabled: bool = True
+    dtag_promote_min_count: int = Field(10, ge=1)
+    dtag_promote_window_days: int = Field(30, ge=1)
+    project_alias_enabled: bool = True
+    project_alias_max_tags: int = Field(120, ge=2)
+    project_alias_candidate_limit: int = Field(12, ge=1)
+    project_alias_pending_min: float = Field(0.85, ge=0, le=1)
+    project_alias_rejudge_days: int = Field(30, ge=0)
+    alias_auto_apply: bool = False
 
     # --- logging ----------------------------------------------------------------------------
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from agents_memory.config import Settings
 from agents_memory.embeddings import embedding_spec
 from agents_memory.errors import AgentsMemoryError
@@ -23,6 +25,8 @@ def run_doctor(settings: Settings, *, scan_secrets: bool = False) -> DatabaseHea
         db = database.open_database(settings, embedding=embedding_spec(settings), connect_timeout=5)
         with database.connect(db, connect_timeout=5, autocommit=True) as conn:
             inspect(conn, health, vectors_wanted=settings.embedding_backend != "none")
+            if health.schema_version >= health.schema_latest:
+                _coldpath(conn, settings, health)
             if scan_secrets:
                 from agents_memory.capture.redact import scan
 
@@ -42,3 +46,17 @@ def run_doctor(settings: Settings, *, scan_secrets: bool = False) -> DatabaseHea
     if external is None and settings.data_dir.exists():
         health.data_dir_bytes = database.data_dir_size(settings.data_dir)
     return health
+
+
+def _coldpath(conn: Any, settings: Settings, health: DatabaseHealth) -> None:
+    from agents_memory.coldpath.status import coldpath_status
+
+    status = coldpath_status(conn, settings)
+    health.coldpath = status.as_dict()
+    for reason in status.degraded:
+        health.notes.append(f"degraded: {reason}")
+    if settings.cold_path_enabled and not status.worker_running:
+        health.notes.append(
+            "no Cold Path worker is running anywhere on this database: start "
+            "`mcp-agents-memory coldpath` (the systemd unit mcp-agents-memory-coldpath)"
+        )

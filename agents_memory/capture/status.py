@@ -37,6 +37,8 @@ class CaptureStatus:
     database: str
     platforms: dict[str, PlatformStatus] = field(default_factory=dict)
     installed: dict[str, list[str]] = field(default_factory=dict)
+    coldpath: dict[str, Any] | None = None
+    """Backlog, last run and per-job counts, LLM use (``coldpath.status``)."""
     """Per client (and ``systemd``): our hook, MCP and service entries found on disk."""
     problems: list[str] = field(default_factory=list)
 
@@ -65,6 +67,9 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
         status.database = db.description
         with database.connect(db, connect_timeout=5) as conn:
             tracked = cursor_store.list_cursors(conn, settings.device_name)
+            from agents_memory.coldpath.status import coldpath_status
+
+            status.coldpath = coldpath_status(conn, settings).as_dict()
             rows = dict(
                 conn.execute(
                     "SELECT agent_platform, count(*) FROM memory WHERE device_name = %s GROUP BY 1",

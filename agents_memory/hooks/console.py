@@ -15,13 +15,6 @@ from agents_memory.hooks import codex_trust, services
 from agents_memory.hooks.installer import Action, Change, Installer, Report, resolve_commands
 
 
-def coldpath_command_exists() -> bool:
-    """Whether this version's ``mcp-agents-memory`` has the ``coldpath`` command."""
-    from agents_memory.cli import cli as server_cli
-
-    return "coldpath" in server_cli.commands
-
-
 def build_installer(settings: Settings) -> Installer:
     """The installer for the current user: real home, PATH, systemctl and codex."""
     home = Path.home()
@@ -34,7 +27,6 @@ def build_installer(settings: Settings) -> Installer:
         systemctl=services.systemctl_runner(systemctl) if systemctl else None,
         codex_lister=codex_trust.app_server_lister(codex, home) if codex else None,
         cold_path=settings.cold_path_enabled,
-        coldpath_ready=coldpath_command_exists(),
     )
 
 

@@ -129,7 +129,6 @@ class Installer:
     systemctl: services.SystemctlRunner | None = None
     codex_lister: codex_trust.HookLister | None = None
     cold_path: bool = True
-    coldpath_ready: bool = False
     which: Callable[[str], str | None] = shutil.which
     stamp: str = field(default_factory=lambda: datetime.now().strftime("%Y%m%dT%H%M%S"))
 
@@ -309,7 +308,6 @@ class Installer:
             self.systemctl,
             units_changed=bool(units),
             coldpath_written=self.cold_path and coldpath.exists(),
-            coldpath_ready=self.coldpath_ready,
         )
 
     def _stop_services(self) -> list[str]:

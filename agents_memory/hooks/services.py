@@ -92,9 +92,7 @@ def how_to_run(commands: Commands, log_dir: Path) -> str:
     )
 
 
-def start(
-    runner: SystemctlRunner, *, units_changed: bool, coldpath_written: bool, coldpath_ready: bool
-) -> list[str]:
+def start(runner: SystemctlRunner, *, units_changed: bool, coldpath_written: bool) -> list[str]:
     """Reload and start what install wrote; messages for the user (never raises)."""
     notes: list[str] = []
     if units_changed and runner(["daemon-reload"]) != 0:
@@ -111,18 +109,12 @@ def start(
             notes.append(
                 f"could not start {CAPTURE_UNIT} (see `journalctl --user -u {CAPTURE_UNIT}`)"
             )
-    if coldpath_written and coldpath_ready:
-        if units_changed or runner(["is-active", "--quiet", COLDPATH_UNIT]) != 0:
-            status = runner(["enable", "--now", COLDPATH_UNIT])
-            notes.append(
-                f"started and enabled {COLDPATH_UNIT}"
-                if status == 0
-                else f"could not start {COLDPATH_UNIT}"
-            )
-    elif coldpath_written:
+    if coldpath_written and (units_changed or runner(["is-active", "--quiet", COLDPATH_UNIT]) != 0):
+        status = runner(["enable", "--now", COLDPATH_UNIT])
         notes.append(
-            f"{COLDPATH_UNIT} written but not enabled: this version has no "
-            "`mcp-agents-memory coldpath` command yet"
+            f"started and enabled {COLDPATH_UNIT}"
+            if status == 0
+            else f"could not start {COLDPATH_UNIT}"
         )
     return notes
 

@@ -38,6 +38,8 @@ class DatabaseHealth:
     notes: list[str] = field(default_factory=list)
     """Worth knowing, not wrong (e.g. full-text-only mode)."""
     secret_scan: SecretScan | None = None
+    coldpath: dict[str, Any] | None = None
+    """The Cold Path's backlog, last runs, LLM use and degradations (see coldpath/status)."""
 
     @property
     def healthy(self) -> bool:

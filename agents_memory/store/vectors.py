@@ -112,3 +112,130 @@ def _stamp(conn: psycopg.Connection[Any], model: str, dim: int) -> None:
         " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
         (META_MODEL, model, META_DIM, str(dim)),
     )
+
+
+# --- reembed: a second column filled in batches, then one swap -------------------------------
+META_REEMBED = "reembed_target"
+"""``"<model>\\t<dim>"`` while a reembed is under way (the Cold Path embedder pauses)."""
+NEW_COLUMN = "embedding_new"
+
+
+def reembed_target(conn: psycopg.Connection[Any]) -> tuple[str, int] | None:
+    """The model and dimension an unfinished reembed is building, or ``None``."""
+    row = conn.execute("SELECT value FROM meta WHERE key = %s", (META_REEMBED,)).fetchone()
+    if row is None:
+        return None
+    model, _, dim = str(row[0]).rpartition("\t")
+    return (model, int(dim)) if model and dim.isdigit() else None
+
+
+def _new_column_dim(conn: psycopg.Connection[Any]) -> int | None:
+    row = conn.execute(
+        "SELECT a.atttypmod FROM pg_attribute a WHERE a.attrelid = to_regclass('memory')"
+        " AND a.attname = %s AND NOT a.attisdropped",
+        (NEW_COLUMN,),
+    ).fetchone()
+    return int(row[0]) if row is not None and int(row[0]) > 0 else None
+
+
+def begin_reembed(conn: psycopg.Connection[Any], model: str, dim: int) -> bool:
+    """Prepare ``memory.embedding_new halfvec(dim)`` for ``model``; resumes an unfinished run
+    for the same target (returns True) and discards one for another target."""
+    resumed = reembed_target(conn) == (model, dim) and _new_column_dim(conn) == dim
+    if resumed:
+        return True
+    with conn.transaction():
+        conn.execute(
+            sql.SQL("ALTER TABLE memory DROP COLUMN IF EXISTS {}").format(
+                sql.Identifier(NEW_COLUMN)
+            )
+        )
+        conn.execute(
+            sql.SQL("ALTER TABLE memory ADD COLUMN {} halfvec({})").format(
+                sql.Identifier(NEW_COLUMN), sql.Literal(dim)
+            )
+        )
+        conn.execute("CREATE INDEX memory_reembed_todo ON memory (id) WHERE embedding_new IS NULL")
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (%s, %s)"
+            " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
+            (META_REEMBED, f"{model}\t{dim}"),
+        )
+    return False
+
+
+def reembed_todo(
+    conn: psycopg.Connection[Any], *, after_id: int, limit: int
+) -> list[tuple[int, str, str]]:
+    """The next rows (by id) whose new vector is still missing: ``(id, message, md5)``."""
+    rows = conn.execute(
+        "SELECT id, message, md5(message) FROM memory WHERE embedding_new IS NULL AND id > %s"
+        " ORDER BY id LIMIT %s",
+        (after_id, limit),
+    ).fetchall()
+    return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+
+def reembed_remaining(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute("SELECT count(*) FROM memory WHERE embedding_new IS NULL").fetchone()
+    return int(row[0]) if row else 0
+
+
+def write_reembed_vectors(
+    conn: psycopg.Connection[Any],
+    vectors: list[tuple[int, str, Any]],
+    model: str,
+) -> None:
+    """Store ``(id, md5 of the text, halfvec)`` triples in the new column, each only if the
+    row's text is still the one embedded; ``embedding_model`` becomes the new model, so a later
+    edit (which resets it) marks the new vector stale for :func:`finish_reembed`."""
+    with conn.cursor() as cur:
+        cur.executemany(
+            "UPDATE memory SET embedding_new = %s, embedding_model = %s"
+            " WHERE id = %s AND md5(message) = %s",
+            [(vector, model, memory_id, digest) for memory_id, digest, vector in vectors],
+        )
+
+
+def build_reembed_index(conn: psycopg.Connection[Any]) -> None:
+    """The new column's HNSW index, built ``CONCURRENTLY`` so capture keeps writing meanwhile
+    (``conn`` must be in autocommit mode); an invalid leftover of an interrupted build is
+    dropped and rebuilt."""
+    row = conn.execute(
+        "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid ="
+        " to_regclass('memory_embedding_new_hnsw')"
+    ).fetchone()
+    if row is not None and row[0]:
+        return
+    if row is not None:
+        conn.execute("DROP INDEX CONCURRENTLY IF EXISTS memory_embedding_new_hnsw")
+    conn.execute(
+        "CREATE INDEX CONCURRENTLY memory_embedding_new_hnsw ON memory"
+        " USING hnsw (embedding_new halfvec_cosine_ops) WHERE embedding_new IS NOT NULL"
+    )
+
+
+def finish_reembed(conn: psycopg.Connection[Any], model: str, dim: int) -> int:
+    """Swap the new column in, in one transaction: vectors made stale by edits during the
+    run are dropped (the Cold Path embeds those rows again), the old column and its indexes
+    go, the new ones take their names, and the stamp names the new model. Returns the number
+    of rows left without a vector."""
+    with conn.transaction():
+        conn.execute("LOCK TABLE memory IN ACCESS EXCLUSIVE MODE")
+        conn.execute(
+            "UPDATE memory SET embedding_new = NULL"
+            " WHERE embedding_new IS NOT NULL AND embedding_model IS DISTINCT FROM %s",
+            (model,),
+        )
+        conn.execute(
+            "UPDATE memory SET embedding_model = NULL"
+            " WHERE embedding_new IS NULL AND embedding_model IS NOT NULL"
+        )
+        conn.execute("ALTER TABLE memory DROP COLUMN IF EXISTS embedding")
+        conn.execute("ALTER TABLE memory RENAME COLUMN embedding_new TO embedding")
+        conn.execute("ALTER INDEX memory_reembed_todo RENAME TO memory_unembedded")
+        conn.execute("ALTER INDEX memory_embedding_new_hnsw RENAME TO memory_embedding_hnsw")
+        conn.execute("DELETE FROM meta WHERE key = %s", (META_REEMBED,))
+        _stamp(conn, model, dim)
+        row = conn.execute("SELECT count(*) FROM memory WHERE embedding IS NULL").fetchone()
+    return int(row[0]) if row else 0

@@ -55,8 +55,9 @@ def test_install_with_systemd_writes_units_and_starts_the_daemon(
         f"--user is-enabled --quiet {services.CAPTURE_UNIT}",
         f"--user is-active --quiet {services.CAPTURE_UNIT}",
         f"--user enable --now {services.CAPTURE_UNIT}",
+        f"--user enable --now {services.COLDPATH_UNIT}",
     ]
-    assert f"{services.COLDPATH_UNIT} written but not enabled" in result.output
+    assert f"started and enabled {services.COLDPATH_UNIT}" in result.output
     assert "claude-code: updated" in result.output and "backups:" in result.output
 
     log.unlink()

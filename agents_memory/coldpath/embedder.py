@@ -1,0 +1,154 @@
+"""The embedder job: a vector for every row that has none.
+
+Claims rows with ``embedding IS NULL`` (active first, then oldest; rows in a retry cooldown and
+rows another transaction holds are skipped), embeds their text as passages in one batch and
+writes the vectors with the model's name, one transaction per batch. A batch the backend
+refuses is retried row by row so that one bad row does not hold the others back; a row that
+still fails gets ``cold_error`` and a cooldown. The job pauses (with a note) when there is no
+embedder, no vector column (full-text-only database), a stamp for another model (``reembed``
+needed) or a reembed under way.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from agents_memory.coldpath.base import Job, JobContext, JobReport
+from agents_memory.config import Settings
+from agents_memory.errors import EmbeddingMismatchError
+from agents_memory.store import coldqueue, vectors
+
+if TYPE_CHECKING:
+    from agents_memory.embeddings import Embedder
+
+log = logging.getLogger(__name__)
+
+MAX_INPUT_CHARS = 8000
+"""Embedding input is cut here (seed A); the backends cut further to their own limits."""
+
+
+class EmbedderUnavailable(Exception):
+    """The backend fails even on a probe text: an outage, not a bad row."""
+
+
+class EmbedderJob(Job):
+    name = "embedder"
+    outage_backoff_sec = 60.0
+
+    def __init__(self) -> None:
+        self._resume_at = 0.0
+
+    def enabled(self, settings: Settings) -> bool:
+        return settings.embedding_backend != "none"
+
+    def run(self, ctx: JobContext) -> JobReport:
+        report = JobReport(self.name)
+        embedder = ctx.embedder
+        paused = self._paused_because(ctx)
+        if paused is not None or embedder is None:
+            report.notes.append(paused or "no embedder configured")
+            return report
+        size = max(ctx.batch_size, ctx.settings.cold_path_embed_batch_size)
+        started = time.monotonic()
+        total = _backlog(ctx) if ctx.drain else 0
+        while not ctx.stop_requested():
+            claimed = coldqueue.claim_unembedded(ctx.conn, size, now=ctx.now)
+            if not claimed:
+                ctx.conn.rollback()
+                break
+            try:
+                done, failed = self._embed_batch(ctx, embedder, claimed)
+            except (EmbeddingMismatchError, EmbedderUnavailable) as exc:
+                ctx.conn.rollback()
+                self._resume_at = time.monotonic() + self.outage_backoff_sec
+                report.notes.append(f"paused for {self.outage_backoff_sec:.0f} s: {exc}")
+                log.warning("embedder: %s", report.notes[-1])
+                break
+            ctx.conn.commit()
+            report.processed += done
+            report.failed += failed
+            if ctx.progress is not None:
+                ctx.progress(self.name, report.processed + report.failed, total)
+            if not ctx.drain:
+                break
+        elapsed = time.monotonic() - started
+        if report.processed and (ctx.drain or report.processed >= size):
+            rate = report.processed / max(elapsed, 1e-6)
+            report.notes.append(
+                f"embedded {report.processed} rows in {elapsed:.1f} s ({rate:.1f} rows/s)"
+            )
+            log.info("embedder: %s", report.notes[-1])
+        return report
+
+    def _paused_because(self, ctx: JobContext) -> str | None:
+        if ctx.embedder is None:
+            return "no embedder configured (EMBEDDING_BACKEND=none?)"
+        if time.monotonic() < self._resume_at:
+            return "paused after an embedding backend failure"
+        status = vectors.vector_status(ctx.conn)
+        target = vectors.reembed_target(ctx.conn) if status.enabled else None
+        ctx.conn.rollback()
+        spec = ctx.embedder.spec
+        if not status.enabled:
+            return "full-text only: the database has no vector column (pgvector missing)"
+        if target is not None:
+            return f"paused: `reembed` to {target[0]} is under way"
+        if status.column_dim != spec.dim or status.model not in (None, spec.model):
+            return (
+                f"paused: stored vectors are {status.model} ({status.column_dim} dims) but "
+                f"{spec.model} ({spec.dim} dims) is configured; run `mcp-agents-memory reembed`"
+            )
+        return None
+
+    def _embed_batch(
+        self, ctx: JobContext, embedder: Embedder, claimed: Sequence[tuple[int, str]]
+    ) -> tuple[int, int]:
+        """Embed and write one claimed batch: ``(rows done, rows failed)``."""
+        from agents_memory.embeddings import to_halfvec
+
+        ids = [memory_id for memory_id, _ in claimed]
+        try:
+            matrix = embedder.embed_passages([text[:MAX_INPUT_CHARS] for _, text in claimed])
+        except EmbeddingMismatchError:
+            raise
+        except Exception as exc:
+            _probe(embedder, exc)
+            if len(claimed) == 1:
+                coldqueue.record_row_error(ctx.conn, ids[0], self.name, _why(exc), now=ctx.now)
+                return 0, 1
+            log.warning(
+                "embedding a batch of %d failed (%s); retrying row by row", len(ids), _why(exc)
+            )
+            done = failed = 0
+            for item in claimed:
+                d, f = self._embed_batch(ctx, embedder, [item])
+                done, failed = done + d, failed + f
+            return done, failed
+        pairs = [(memory_id, to_halfvec(row)) for memory_id, row in zip(ids, matrix, strict=True)]
+        coldqueue.write_embeddings(ctx.conn, pairs, embedder.spec.model)
+        coldqueue.clear_row_errors(ctx.conn, ids, self.name)
+        return len(pairs), 0
+
+
+def _probe(embedder: Embedder, failure: BaseException) -> None:
+    """Raise :class:`EmbedderUnavailable` when the backend cannot embed a plain word either."""
+    try:
+        embedder.embed_passages(["ping"])
+    except EmbeddingMismatchError:
+        raise
+    except Exception as exc:
+        raise EmbedderUnavailable(_why(exc)) from failure
+
+
+def _backlog(ctx: JobContext) -> int:
+    count = coldqueue.count_unembedded(ctx.conn)
+    ctx.conn.rollback()
+    return count
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else 'no detail'}"

@@ -1,0 +1,221 @@
+"""Tagger: the project (p_tag) and topic keywords (d_tag) of each new row.
+
+Project identity comes first and is deterministic: the row's ``git_root``/``git_remote``
+(capture resolved worktrees to their main repository) select the project tag that owns that
+repository. A repository no tag owns yet becomes a *suggestion* in
+``project_tag_new_suggestions`` (named after the repository); nothing is created until a person
+confirms it (``mcp-agents-memory tags confirm``), which then files the rows retroactively.
+
+The LLM only refines: it picks the keywords, and the project only for rows with no git
+identity (seed A's candidate list; ``NEW:<slug>`` becomes a suggestion, never a tag; an unknown
+name becomes ``NULL``). Without an answer from it the row gets the deterministic project and
+keyword d_tags. Every claimed row ends ``tag_processed`` (or, after repeated errors, gives up).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from agents_memory.coldpath import prompts
+from agents_memory.coldpath.base import Job, JobContext, JobReport
+from agents_memory.coldpath.text import keyword_tags, normalize_tags, slugify
+from agents_memory.coldpath.units import describe, is_outage, unit_of_work
+from agents_memory.store import tags as tag_store
+from agents_memory.store.tags import NewTagSuggestion, ProjectTag, TagRow
+
+log = logging.getLogger(__name__)
+
+PROMPT_MESSAGE_CHARS = 2000
+
+
+@dataclass(slots=True)
+class _Known:
+    """What one batch knows about tags and suggestions (refreshed per batch)."""
+
+    tags: list[ProjectTag]
+    candidates: list[ProjectTag]
+    registry: bool
+    suggestion_names: dict[str, str]
+    by_name: dict[str, ProjectTag] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.by_name = {t.name: t for t in self.tags}
+
+
+class TaggerJob(Job):
+    name = "tagger"
+
+    def run(self, ctx: JobContext) -> JobReport:
+        report = JobReport(self.name)
+        while True:
+            with unit_of_work(ctx.conn):
+                rows = tag_store.claim_untagged(ctx.conn, ctx.user_id, ctx.batch_size)
+                if rows:
+                    self._batch(ctx, rows, report)
+            if not rows or not ctx.drain or ctx.stop_requested():
+                return report
+            if ctx.progress is not None:
+                ctx.progress(self.name, report.processed + report.failed, 0)
+
+    def _batch(self, ctx: JobContext, rows: list[TagRow], report: JobReport) -> None:
+        conn = ctx.conn
+        candidates, registry = tag_store.tagger_candidates(
+            conn,
+            limit=ctx.settings.tagger_candidate_limit,
+            strategy=ctx.settings.tagger_candidate_strategy,
+        )
+        known = _Known(
+            tag_store.list_project_tags(conn),
+            candidates,
+            registry,
+            tag_store.new_suggestion_names(conn, ctx.user_id),
+        )
+        for row in rows:
+            try:
+                with conn.transaction():
+                    p_tag_id, d_tags = self._decide(ctx, row, known, report)
+                    tag_store.write_tags(conn, row.id, p_tag_id, d_tags)
+                report.processed += 1
+            except Exception as exc:
+                if is_outage(exc):
+                    raise
+                log.warning("tagger: row %s failed: %s", row.id, describe(exc))
+                with conn.transaction():
+                    tag_store.record_tag_error(conn, row.id, describe(exc))
+                report.failed += 1
+
+    def _decide(
+        self, ctx: JobContext, row: TagRow, known: _Known, report: JobReport
+    ) -> tuple[int | None, list[str]]:
+        has_git = bool(row.git_root or row.git_remote)
+        project = tag_store.find_tag_for_git(known.tags, row.git_root, row.git_remote)
+        if has_git and project is None:
+            self._suggest_repository(ctx, row, known)
+        answer = self._ask(ctx, row, known, project, report)
+        if answer is None:
+            report.heuristic += 1
+            return project, keyword_tags(row.message)
+        d_tags = normalize_tags(answer.get("d_tag") or [])
+        if has_git:
+            return project, d_tags
+        return self._resolve(ctx, answer.get("p_tag"), known), d_tags
+
+    def _ask(
+        self,
+        ctx: JobContext,
+        row: TagRow,
+        known: _Known,
+        project: int | None,
+        report: JobReport,
+    ) -> dict[str, Any] | None:
+        if ctx.llm is None or not ctx.llm.available:
+            return None
+        lines = [f"- {t.name}" for t in known.candidates] or ["(none yet)"]
+        project_name = next((t.name for t in known.tags if t.id == project), None)
+        if project_name:
+            lines.append(f"The message was written in the repository of project {project_name}.")
+        user = "\n".join(
+            [
+                "Candidate projects:",
+                *lines,
+                f"role={row.role}",
+                "Message:",
+                row.message[:PROMPT_MESSAGE_CHARS],
+            ]
+        )
+        system = prompts.TAGGER_SYSTEM
+        registry = [t.name for t in known.candidates] if known.registry else None
+        if registry:
+            system += "\n" + prompts.TAGGER_REGISTRY_NOTE
+        answer = ctx.llm.complete_json(
+            "tagger",
+            system=system,
+            user=user,
+            schema=prompts.tagger_schema(registry),
+            max_tokens=200,
+        )
+        if answer is not None:
+            report.llm_calls += 1
+        return answer
+
+    def _resolve(self, ctx: JobContext, raw: object, known: _Known) -> int | None:
+        """The model's p_tag: an existing tag (aliases resolve at read time), or ``None``.
+        ``NEW:<slug>`` opens a suggestion unless the name was decided before."""
+        if not isinstance(raw, str) or not raw.strip():
+            return None
+        text = raw.strip()
+        if text.upper().startswith("NEW:"):
+            slug = slugify(text[4:])
+            if not slug:
+                return None
+            if slug in known.by_name:
+                return known.by_name[slug].id
+            if not known.registry and slug not in known.suggestion_names:
+                tag_store.suggest_new_tag(ctx.conn, ctx.user_id, slug, members=[slug])
+                known.suggestion_names[slug] = "pending"
+            elif known.suggestion_names.get(slug) == "pending":
+                tag_store.suggest_new_tag(ctx.conn, ctx.user_id, slug)
+            return None
+        tag = known.by_name.get(text.lower()) or known.by_name.get(slugify(text))
+        if tag is None or (known.registry and tag not in known.candidates):
+            return None
+        return tag.id
+
+    def _suggest_repository(self, ctx: JobContext, row: TagRow, known: _Known) -> None:
+        """Ask a person about a repository no project tag owns (one suggestion per repo)."""
+        existing: NewTagSuggestion | None = tag_store.git_suggestion_for(
+            ctx.conn, ctx.user_id, row.git_root, row.git_remote
+        )
+        if existing is not None:
+            if existing.status == "pending":
+                tag_store.suggest_new_tag(ctx.conn, ctx.user_id, existing.name)
+            return
+        name = _free_name(_repository_names(row.git_root, row.git_remote), known)
+        if name is None:
+            return
+        tag_store.suggest_new_tag(
+            ctx.conn,
+            ctx.user_id,
+            name,
+            members=[name],
+            git_root=row.git_root,
+            git_remote=row.git_remote,
+            recommendation="project",
+            rationale="a git repository with captured turns and no project tag",
+        )
+        known.suggestion_names[name] = "pending"
+
+
+def _repository_names(git_root: str | None, git_remote: str | None) -> list[str]:
+    """Names to try for a repository, best first: its directory (or the remote's last path
+    part), then prefixed with its parent directory or owner."""
+    parts: list[str] = []
+    if git_root:
+        parts = list(PurePosixPath(git_root).parts[1:])
+    else:
+        key = tag_store.remote_key(git_remote) or ""
+        parts = key.split("/")[1:]
+    parts = [p for p in (slugify(part) for part in parts) if p]
+    if not parts:
+        return []
+    names = [parts[-1]]
+    if len(parts) >= 2:
+        names.append(slugify(f"{parts[-2]}-{parts[-1]}"))
+    names.extend(f"{parts[-1]}-{n}" for n in range(2, 10))
+    return names
+
+
+def _free_name(names: list[str], known: _Known) -> str | None:
+    """The first name that neither a tag that owns another repository nor any earlier
+    suggestion holds (a tag of that name without git identity may take the repo on confirm)."""
+    for name in names:
+        tag = known.by_name.get(name)
+        if tag is not None and (tag.git_root or tag.git_remote):
+            continue
+        if name in known.suggestion_names:
+            continue
+        return name
+    return None

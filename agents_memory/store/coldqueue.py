@@ -1,0 +1,258 @@
+"""The Cold Path's queue: the singleton lock, claiming rows to embed, per-row errors and their
+cooldowns, backlog counts and the last-run record of every job.
+
+* **Singleton.** One session-level advisory lock (:data:`COLDPATH_LOCK_KEY`) held on a
+  dedicated, non-pooled connection for the worker's lifetime (a pooled connection would keep it
+  after going back to the pool). When the holder dies its backend exits and the lock is free;
+  over TCP the keepalives set by :func:`connect_for_lock` bound how long a silent network drop
+  keeps it. :func:`lock_holder` reads ``pg_locks`` to say who holds it right now.
+* **Cooldowns.** A failed row gets ``cold_error`` (``"<job>: <message>"``), one more
+  ``cold_attempts`` and ``cold_next_at`` = now + 5 min (active) or 1 h (archived); claims skip
+  rows whose ``cold_next_at`` lies ahead (:data:`READY_SQL`). Jobs pass their ``ctx.now`` so
+  the clock is explicit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+if TYPE_CHECKING:
+    from agents_memory.coldpath.base import JobReport
+
+# "coldpath" as a 64-bit integer; every process of the product uses the same key.
+COLDPATH_LOCK_KEY = 0x636F6C6470617468
+LOCK_APPLICATION_PREFIX = "agents-memory-coldpath"
+
+ACTIVE_COOLDOWN = timedelta(minutes=5)
+ARCHIVED_COOLDOWN = timedelta(hours=1)
+ERROR_MAX_CHARS = 1000
+
+READY_SQL = "(m.cold_next_at IS NULL OR m.cold_next_at <= %(now)s)"
+"""Claim condition on alias ``m``: not in a retry cooldown at ``%(now)s``."""
+
+
+# --- the singleton lock ----------------------------------------------------------------------
+def connect_for_lock(
+    conninfo: str, *, application_name: str, connect_timeout: float = 10.0
+) -> psycopg.Connection[Any]:
+    """A dedicated autocommit connection for the lock and LISTEN, with TCP keepalives on both
+    ends (ignored on Unix sockets) so that a machine that drops off the network loses the lock
+    within about a minute instead of at the kernel's two-hour default."""
+    return psycopg.connect(
+        conninfo,
+        autocommit=True,
+        connect_timeout=max(1, int(connect_timeout)),
+        application_name=application_name[:63],
+        keepalives=1,
+        keepalives_idle=15,
+        keepalives_interval=5,
+        keepalives_count=4,
+        options="-c tcp_keepalives_idle=15 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=4",
+    )
+
+
+def try_lock(conn: psycopg.Connection[Any]) -> bool:
+    row = conn.execute("SELECT pg_try_advisory_lock(%s)", (COLDPATH_LOCK_KEY,)).fetchone()
+    return bool(row and row[0])
+
+
+def unlock(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("SELECT pg_advisory_unlock(%s)", (COLDPATH_LOCK_KEY,))
+
+
+@dataclass(frozen=True, slots=True)
+class LockHolder:
+    pid: int
+    application_name: str | None
+    client_addr: str | None
+    since: datetime | None
+
+    @property
+    def description(self) -> str:
+        who = self.application_name or "a Cold Path worker"
+        where = f" from {self.client_addr}" if self.client_addr else ""
+        return f"{who} (backend pid {self.pid}{where})"
+
+
+def lock_holder(conn: psycopg.Connection[Any]) -> LockHolder | None:
+    """The session holding the Cold Path lock in this database right now, or ``None``."""
+    row = conn.execute(
+        "SELECT l.pid, a.application_name, a.client_addr::text, a.backend_start"
+        " FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+        " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+        "  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        "  AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid"
+        " LIMIT 1",
+        (COLDPATH_LOCK_KEY >> 32, COLDPATH_LOCK_KEY & 0xFFFFFFFF),
+    ).fetchone()
+    if row is None:
+        return None
+    return LockHolder(int(row[0]), row[1] or None, row[2], row[3])
+
+
+# --- per-row errors and cooldowns ----------------------------------------------------------
+def record_row_error(
+    conn: psycopg.Connection[Any], memory_id: int, job: str, error: str, *, now: datetime
+) -> None:
+    """Note ``job``'s failure on a row and put the row in its retry cooldown."""
+    text = f"{job}: {' '.join(error.split())}"[:ERROR_MAX_CHARS]
+    conn.execute(
+        "UPDATE memory SET cold_error = %(err)s, cold_attempts = cold_attempts + 1,"
+        " cold_next_at = %(now)s + CASE WHEN is_active THEN %(active)s ELSE %(archived)s END"
+        " WHERE id = %(id)s",
+        {
+            "err": text,
+            "now": now,
+            "active": ACTIVE_COOLDOWN,
+            "archived": ARCHIVED_COOLDOWN,
+            "id": memory_id,
+        },
+    )
+
+
+def clear_row_errors(conn: psycopg.Connection[Any], memory_ids: Sequence[int], job: str) -> None:
+    """Forget ``job``'s earlier error on rows it has now handled (another job's error stays)."""
+    if not memory_ids:
+        return
+    conn.execute(
+        "UPDATE memory SET cold_error = NULL, cold_next_at = NULL"
+        " WHERE id = ANY(%s) AND starts_with(cold_error, %s)",
+        (list(memory_ids), f"{job}: "),
+    )
+
+
+# --- the embedder's queue ------------------------------------------------------------------
+def claim_unembedded(
+    conn: psycopg.Connection[Any], limit: int, *, now: datetime
+) -> list[tuple[int, str]]:
+    """Lock up to ``limit`` rows without a vector: active first, then oldest, skipping rows
+    in a cooldown and rows another transaction holds. Returns ``(id, message)`` pairs."""
+    rows = conn.execute(
+        "SELECT m.id, m.message FROM memory m WHERE m.embedding IS NULL AND "
+        + READY_SQL
+        + " ORDER BY m.is_active DESC, m.created_at, m.id LIMIT %(limit)s"
+        " FOR UPDATE OF m SKIP LOCKED",
+        {"now": now, "limit": limit},
+    ).fetchall()
+    return [(int(r[0]), str(r[1])) for r in rows]
+
+
+def count_unembedded(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute("SELECT count(*) FROM memory WHERE embedding IS NULL").fetchone()
+    return int(row[0]) if row else 0
+
+
+def write_embeddings(
+    conn: psycopg.Connection[Any], vectors: Sequence[tuple[int, Any]], model: str
+) -> None:
+    """Store ``(id, halfvec)`` pairs and the model that made them."""
+    with conn.cursor() as cur:
+        cur.executemany(
+            "UPDATE memory SET embedding = %s, embedding_model = %s WHERE id = %s",
+            [(vector, model, memory_id) for memory_id, vector in vectors],
+        )
+
+
+# --- backlog and status --------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    unembedded: int | None
+    """Rows without a vector; ``None`` when the database has no vector column."""
+    untagged: int
+    in_cooldown: int
+    """Rows waiting out a retry cooldown after an error."""
+    with_error: int
+
+
+def backlog(conn: psycopg.Connection[Any], *, now: datetime, vectors: bool) -> Backlog:
+    unembedded: int | None = None
+    if vectors:
+        unembedded = count_unembedded(conn)
+    row = conn.execute(
+        "SELECT count(*) FILTER (WHERE NOT tag_processed),"
+        " count(*) FILTER (WHERE cold_next_at > %s),"
+        " count(*) FILTER (WHERE cold_error IS NOT NULL)"
+        " FROM memory WHERE NOT tag_processed OR cold_error IS NOT NULL",
+        (now,),
+    ).fetchone()
+    assert row is not None
+    return Backlog(unembedded, int(row[0]), int(row[1]), int(row[2]))
+
+
+@dataclass(frozen=True, slots=True)
+class JobRun:
+    job: str
+    ran_at: datetime
+    device_name: str | None
+    processed: int
+    failed: int
+    skipped: int
+    llm_calls: int
+    heuristic: int
+    notes: list[str] = field(default_factory=list)
+    worked_at: datetime | None = None
+    """The last run that processed or failed a row."""
+    total_processed: int = 0
+    total_failed: int = 0
+
+
+def record_run(
+    conn: psycopg.Connection[Any], report: JobReport, *, now: datetime, device_name: str
+) -> None:
+    """Upsert ``report`` as its job's last run (and add to the job's totals)."""
+    did_work = bool(report.processed or report.failed)
+    conn.execute(
+        "INSERT INTO coldpath_runs (job, ran_at, device_name, processed, failed, skipped,"
+        "  llm_calls, heuristic, notes, worked_at, total_processed, total_failed)"
+        " VALUES (%(job)s, %(now)s, %(device)s, %(processed)s, %(failed)s, %(skipped)s,"
+        "  %(llm)s, %(heuristic)s, %(notes)s, %(worked)s, %(processed)s, %(failed)s)"
+        " ON CONFLICT (job) DO UPDATE SET ran_at = EXCLUDED.ran_at,"
+        "  device_name = EXCLUDED.device_name, processed = EXCLUDED.processed,"
+        "  failed = EXCLUDED.failed, skipped = EXCLUDED.skipped,"
+        "  llm_calls = EXCLUDED.llm_calls, heuristic = EXCLUDED.heuristic,"
+        "  notes = EXCLUDED.notes,"
+        "  worked_at = coalesce(EXCLUDED.worked_at, coldpath_runs.worked_at),"
+        "  total_processed = coldpath_runs.total_processed + EXCLUDED.processed,"
+        "  total_failed = coldpath_runs.total_failed + EXCLUDED.failed",
+        {
+            "job": report.name,
+            "now": now,
+            "device": device_name,
+            "processed": report.processed,
+            "failed": report.failed,
+            "skipped": report.skipped,
+            "llm": report.llm_calls,
+            "heuristic": report.heuristic,
+            "notes": list(report.notes),
+            "worked": now if did_work else None,
+        },
+    )
+
+
+def last_runs(conn: psycopg.Connection[Any]) -> list[JobRun]:
+    rows = conn.execute(
+        "SELECT job, ran_at, device_name, processed, failed, skipped, llm_calls, heuristic,"
+        " notes, worked_at, total_processed, total_failed FROM coldpath_runs ORDER BY job"
+    ).fetchall()
+    return [
+        JobRun(
+            str(r[0]),
+            r[1],
+            r[2],
+            int(r[3]),
+            int(r[4]),
+            int(r[5]),
+            int(r[6]),
+            int(r[7]),
+            list(r[8]),
+            r[9],
+            int(r[10]),
+            int(r[11]),
+        )
+        for r in rows
+    ]

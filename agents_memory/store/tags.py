@@ -1,0 +1,558 @@
+"""Project tags: canonical resolution, git identity, the tagger's claims and writes, and the
+two suggestion queues (new tags, aliases) that a person decides.
+
+Nothing here creates a project tag on a model's say-so: :func:`create_project_tag` is called
+only when a person confirms a suggestion or edits tags by hand. Read paths group by
+``canonical_project_tag_id`` (un-aliasing never rewrites history).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+import psycopg
+from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
+
+from agents_memory.errors import AgentsMemoryError
+
+TAGGER_ERROR_PREFIX = "tagger: "
+TAG_RETRY_MINUTES = 5
+TAG_MAX_ATTEMPTS = 3
+
+
+class TagEditError(AgentsMemoryError):
+    """A tag edit that cannot be done (unknown name, alias cycle, decided suggestion)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectTag:
+    id: int
+    name: str
+    alias_of: int | None
+    canonical_id: int
+    kind: str | None
+    paused: bool
+    git_root: str | None
+    git_remote: str | None
+    created_at: datetime
+
+
+_TAG_COLUMNS = (
+    "id, name, alias_of, canonical_project_tag_id(id) AS canonical_id, kind, paused,"
+    " git_root, git_remote, created_at"
+)
+
+
+def remote_key(url: str | None) -> str | None:
+    """A comparable form of a git remote: ``git@github.com:a/b.git`` and
+    ``https://github.com/a/b`` give the same ``github.com/a/b``."""
+    if not url:
+        return None
+    text = url.strip()
+    text = re.sub(r"^[a-z][a-z0-9+.-]*://", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"^[^/@]*@", "", text)
+    if ":" in text.split("/", 1)[0]:
+        host, _, rest = text.partition(":")
+        text = host + "/" + rest.lstrip("/") if not rest.isdigit() else host
+    text = re.sub(r"\.git/?$", "", text).rstrip("/")
+    host, _, path = text.partition("/")
+    return f"{host.lower()}/{path}" if path else host.lower()
+
+
+# --- project tags ---------------------------------------------------------------------------
+
+
+def list_project_tags(conn: psycopg.Connection[Any]) -> list[ProjectTag]:
+    with conn.cursor(row_factory=class_row(ProjectTag)) as cur:
+        cur.execute(f"SELECT {_TAG_COLUMNS} FROM project_tags ORDER BY id")
+        return cur.fetchall()
+
+
+def tag_by_name(conn: psycopg.Connection[Any], name: str) -> ProjectTag | None:
+    with conn.cursor(row_factory=class_row(ProjectTag)) as cur:
+        cur.execute(
+            f"SELECT {_TAG_COLUMNS} FROM project_tags WHERE name = %s", (name.strip().lower(),)
+        )
+        return cur.fetchone()
+
+
+def tag_row_counts(conn: psycopg.Connection[Any]) -> dict[int, int]:
+    """Active rows filed directly under each tag."""
+    rows = conn.execute(
+        "SELECT p_tag_id, count(*) FROM memory WHERE p_tag_id IS NOT NULL AND is_active"
+        " GROUP BY p_tag_id"
+    ).fetchall()
+    return {int(r[0]): int(r[1]) for r in rows}
+
+
+def find_tag_for_git(
+    tags: Sequence[ProjectTag], git_root: str | None, git_remote: str | None
+) -> int | None:
+    """The canonical id of the tag that owns this repository: a remote match wins over a root
+    match (a clone elsewhere is the same project); the oldest tag wins ties."""
+    key = remote_key(git_remote)
+    if key:
+        for tag in tags:
+            if remote_key(tag.git_remote) == key:
+                return tag.canonical_id
+    if git_root:
+        for tag in tags:
+            if tag.git_root == git_root:
+                return tag.canonical_id
+    return None
+
+
+def create_project_tag(
+    conn: psycopg.Connection[Any],
+    name: str,
+    *,
+    git_root: str | None = None,
+    git_remote: str | None = None,
+    description: str | None = None,
+) -> int:
+    """Create the tag, or attach the git identity to an existing tag of that name."""
+    row = conn.execute(
+        "INSERT INTO project_tags (name, git_root, git_remote, description)"
+        " VALUES (%s, %s, %s, %s)"
+        " ON CONFLICT (name) DO UPDATE SET"
+        "   git_root = coalesce(project_tags.git_root, EXCLUDED.git_root),"
+        "   git_remote = coalesce(project_tags.git_remote, EXCLUDED.git_remote),"
+        "   description = coalesce(project_tags.description, EXCLUDED.description)"
+        " RETURNING id",
+        (name.strip().lower(), git_root, git_remote, description),
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def set_alias(conn: psycopg.Connection[Any], source_id: int, target_id: int) -> None:
+    """``source`` becomes an alias of ``target``; refuses a cycle."""
+    locked = conn.execute(
+        "SELECT id FROM project_tags WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+        ([source_id, target_id],),
+    ).fetchall()
+    if len(locked) != 2:
+        raise TagEditError("unknown project tag")
+    row = conn.execute("SELECT canonical_project_tag_id(%s)", (target_id,)).fetchone()
+    assert row is not None
+    if int(row[0]) == source_id or source_id == target_id:
+        raise TagEditError("that alias would make a cycle")
+    conn.execute("UPDATE project_tags SET alias_of = %s WHERE id = %s", (target_id, source_id))
+
+
+def clear_alias(conn: psycopg.Connection[Any], tag_id: int) -> None:
+    conn.execute("UPDATE project_tags SET alias_of = NULL WHERE id = %s", (tag_id,))
+
+
+def tagger_candidates(
+    conn: psycopg.Connection[Any], *, limit: int, strategy: str
+) -> tuple[list[ProjectTag], bool]:
+    """Root tags the tagger offers the model, and whether registry mode is on (some tag has
+    a ``kind``: then the whole registry, up to 60, is the candidate list)."""
+    registry = conn.execute("SELECT EXISTS (SELECT 1 FROM project_tags WHERE kind IS NOT NULL)")
+    is_registry = bool(registry.fetchone()[0])  # type: ignore[index]
+    with conn.cursor(row_factory=class_row(ProjectTag)) as cur:
+        if is_registry:
+            cur.execute(
+                f"SELECT {_TAG_COLUMNS} FROM project_tags WHERE kind IS NOT NULL"
+                " AND alias_of IS NULL ORDER BY id LIMIT 60"
+            )
+        elif strategy == "frequent":
+            cur.execute(
+                f"SELECT {_TAG_COLUMNS} FROM project_tags t LEFT JOIN ("
+                "  SELECT canonical_project_tag_id(p_tag_id) AS root, count(*) AS n FROM memory"
+                "  WHERE p_tag_id IS NOT NULL AND message_at > now() - interval '90 days'"
+                "  GROUP BY 1) u ON u.root = t.id"
+                " WHERE t.alias_of IS NULL ORDER BY coalesce(u.n, 0) DESC, t.id LIMIT %s",
+                (limit,),
+            )
+        else:
+            cur.execute(
+                f"SELECT {_TAG_COLUMNS} FROM project_tags WHERE alias_of IS NULL"
+                " ORDER BY id LIMIT %s",
+                (limit,),
+            )
+        return cur.fetchall(), is_registry
+
+
+# --- the tagger's rows ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TagRow:
+    id: int
+    role: str
+    message: str
+    git_root: str | None
+    git_remote: str | None
+
+
+def claim_untagged(conn: psycopg.Connection[Any], user_id: int, limit: int) -> list[TagRow]:
+    """Lock up to ``limit`` rows the tagger has not processed (active first, oldest first);
+    rows another worker holds are skipped, rows that failed recently wait their turn."""
+    with conn.cursor(row_factory=class_row(TagRow)) as cur:
+        cur.execute(
+            "SELECT id, role, left(message, 6000) AS message, git_root, git_remote FROM memory"
+            " WHERE user_id = %s AND NOT tag_processed"
+            "   AND (cold_next_at IS NULL OR cold_next_at <= now())"
+            " ORDER BY is_active DESC, id LIMIT %s FOR UPDATE SKIP LOCKED",
+            (user_id, limit),
+        )
+        return cur.fetchall()
+
+
+def write_tags(
+    conn: psycopg.Connection[Any], memory_id: int, p_tag_id: int | None, d_tags: Sequence[str]
+) -> None:
+    conn.execute(
+        "UPDATE memory SET p_tag_id = %s, d_tag = %s, tag_processed = true,"
+        " cold_error = CASE WHEN starts_with(cold_error, %s) THEN NULL ELSE cold_error END,"
+        " cold_next_at = CASE WHEN starts_with(cold_error, %s) THEN NULL ELSE cold_next_at END"
+        " WHERE id = %s",
+        (p_tag_id, list(d_tags), TAGGER_ERROR_PREFIX, TAGGER_ERROR_PREFIX, memory_id),
+    )
+
+
+def record_tag_error(conn: psycopg.Connection[Any], memory_id: int, error: str) -> None:
+    """Keep the error and wait out the cooldown (5 minutes, an hour for archived rows); after
+    :data:`TAG_MAX_ATTEMPTS` the row is left untagged for good."""
+    conn.execute(
+        "UPDATE memory SET cold_error = %s, cold_attempts = cold_attempts + 1,"
+        " cold_next_at = now() + CASE WHEN is_active THEN make_interval(mins => %s)"
+        "   ELSE interval '1 hour' END,"
+        " tag_processed = (cold_attempts + 1 >= %s) WHERE id = %s",
+        ((TAGGER_ERROR_PREFIX + error)[:1000], TAG_RETRY_MINUTES, TAG_MAX_ATTEMPTS, memory_id),
+    )
+
+
+def retro_tag_git(
+    conn: psycopg.Connection[Any], tag_id: int, git_root: str | None, git_remote: str | None
+) -> int:
+    """File untagged rows of this repository (by root or an equivalent remote) under the tag."""
+    remotes: list[str] = []
+    key = remote_key(git_remote)
+    if key:
+        remotes = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT DISTINCT git_remote FROM memory WHERE git_remote IS NOT NULL"
+            ).fetchall()
+            if remote_key(str(r[0])) == key
+        ]
+    cur = conn.execute(
+        "UPDATE memory SET p_tag_id = %s WHERE p_tag_id IS NULL"
+        " AND (git_root = %s OR git_remote = ANY(%s))",
+        (tag_id, git_root, remotes),
+    )
+    return cur.rowcount
+
+
+def retro_tag_dtag(
+    conn: psycopg.Connection[Any], tag_id: int, name: str, *, user_id: int | None = None
+) -> int:
+    """File tagged-but-unfiled rows without a git identity that carry exactly ``name`` as a
+    d_tag (seed A: exact name only; cluster members were wrong too often)."""
+    cur = conn.execute(
+        "UPDATE memory SET p_tag_id = %s WHERE p_tag_id IS NULL AND tag_processed"
+        " AND git_root IS NULL AND git_remote IS NULL AND d_tag @> ARRAY[%s]::text[]"
+        " AND (%s::bigint IS NULL OR user_id = %s)",
+        (tag_id, name, user_id, user_id),
+    )
+    return cur.rowcount
+
+
+# --- new-tag suggestions --------------------------------------------------------------------
+
+Recommendation = Literal["project", "generic", "unsure"]
+
+
+@dataclass(frozen=True, slots=True)
+class NewTagSuggestion:
+    id: int
+    name: str
+    members: list[str]
+    uses: int
+    status: str
+    recommendation: str | None
+    rationale: str | None
+    git_root: str | None
+    git_remote: str | None
+    project_tag_id: int | None
+    created_at: datetime
+
+
+_NEW_COLUMNS = (
+    "id, name, members, uses, status, recommendation, rationale, git_root, git_remote,"
+    " project_tag_id, created_at"
+)
+
+
+def new_suggestions(
+    conn: psycopg.Connection[Any], user_id: int, *, statuses: Iterable[str] = ("pending",)
+) -> list[NewTagSuggestion]:
+    with conn.cursor(row_factory=class_row(NewTagSuggestion)) as cur:
+        cur.execute(
+            f"SELECT {_NEW_COLUMNS} FROM project_tag_new_suggestions"
+            " WHERE user_id = %s AND status = ANY(%s) ORDER BY id",
+            (user_id, list(statuses)),
+        )
+        return cur.fetchall()
+
+
+def get_new_suggestion(
+    conn: psycopg.Connection[Any], user_id: int, suggestion_id: int, *, lock: bool = False
+) -> NewTagSuggestion | None:
+    with conn.cursor(row_factory=class_row(NewTagSuggestion)) as cur:
+        cur.execute(
+            f"SELECT {_NEW_COLUMNS} FROM project_tag_new_suggestions"
+            " WHERE user_id = %s AND id = %s" + (" FOR UPDATE" if lock else ""),
+            (user_id, suggestion_id),
+        )
+        return cur.fetchone()
+
+
+def suggest_new_tag(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    name: str,
+    *,
+    members: Sequence[str] = (),
+    uses: int | None = None,
+    git_root: str | None = None,
+    git_remote: str | None = None,
+    recommendation: Recommendation | None = None,
+    rationale: str | None = None,
+    model_name: str | None = None,
+) -> int | None:
+    """Open (or refresh) the pending suggestion for ``name``. ``uses`` given: set it (the
+    promoter's count); omitted: one more use (the tagger saw another row). A name decided
+    before stays decided (one row per name forever: a rejection is permanent). Returns the
+    suggestion id while pending, else ``None``."""
+    row = conn.execute(
+        "INSERT INTO project_tag_new_suggestions (user_id, name, members, uses, git_root,"
+        "  git_remote, recommendation, rationale, model_name)"
+        " VALUES (%s, %s, %s, coalesce(%s, 1), %s, %s, %s, %s, %s)"
+        " ON CONFLICT (user_id, name) DO UPDATE SET"
+        "   uses = coalesce(%s, project_tag_new_suggestions.uses + 1),"
+        "   members = CASE WHEN cardinality(EXCLUDED.members) > 0 THEN EXCLUDED.members"
+        "             ELSE project_tag_new_suggestions.members END,"
+        "   git_root = coalesce(project_tag_new_suggestions.git_root, EXCLUDED.git_root),"
+        "   git_remote = coalesce(project_tag_new_suggestions.git_remote, EXCLUDED.git_remote),"
+        "   recommendation = coalesce(EXCLUDED.recommendation,"
+        "                             project_tag_new_suggestions.recommendation),"
+        "   rationale = coalesce(EXCLUDED.rationale, project_tag_new_suggestions.rationale),"
+        "   model_name = coalesce(EXCLUDED.model_name, project_tag_new_suggestions.model_name),"
+        "   last_seen_at = now()"
+        " WHERE project_tag_new_suggestions.status = 'pending'"
+        " RETURNING id",
+        (
+            user_id,
+            name,
+            list(members),
+            uses,
+            git_root,
+            git_remote,
+            recommendation,
+            rationale,
+            model_name,
+            uses,
+        ),
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def new_suggestion_names(conn: psycopg.Connection[Any], user_id: int) -> dict[str, str]:
+    """Every suggested name and its status (pending, confirmed, rejected, superseded)."""
+    rows = conn.execute(
+        "SELECT name, status FROM project_tag_new_suggestions WHERE user_id = %s", (user_id,)
+    ).fetchall()
+    return {str(r[0]): str(r[1]) for r in rows}
+
+
+def git_suggestion_for(
+    conn: psycopg.Connection[Any], user_id: int, git_root: str | None, git_remote: str | None
+) -> NewTagSuggestion | None:
+    """The suggestion (any status) already made for this repository, if any."""
+    key = remote_key(git_remote)
+    for suggestion in new_suggestions(
+        conn, user_id, statuses=("pending", "confirmed", "rejected", "superseded")
+    ):
+        if key and remote_key(suggestion.git_remote) == key:
+            return suggestion
+        if git_root and suggestion.git_root == git_root:
+            return suggestion
+    return None
+
+
+def decide_new_suggestion(
+    conn: psycopg.Connection[Any],
+    suggestion_id: int,
+    status: Literal["confirmed", "rejected", "superseded"],
+    *,
+    decided_by: Literal["user", "system"] = "user",
+    reason: str | None = None,
+    project_tag_id: int | None = None,
+    retrotagged: int = 0,
+) -> None:
+    conn.execute(
+        "UPDATE project_tag_new_suggestions SET status = %s, decided_by = %s,"
+        " decision_reason = %s, decided_at = now(), project_tag_id = %s, retrotagged = %s"
+        " WHERE id = %s",
+        (status, decided_by, reason, project_tag_id, retrotagged, suggestion_id),
+    )
+
+
+# --- alias suggestions ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AliasSuggestion:
+    id: int
+    source_tag_id: int
+    source_name: str
+    target_tag_id: int
+    target_name: str
+    relation: str
+    status: str
+    confidence: float | None
+    rationale: str | None
+    created_at: datetime
+
+
+_ALIAS_SELECT = (
+    "SELECT a.id, a.source_tag_id, s.name AS source_name, a.target_tag_id,"
+    " t.name AS target_name, a.relation, a.status, a.confidence::float8 AS confidence,"
+    " a.rationale, a.created_at FROM project_tag_alias_suggestions a"
+    " JOIN project_tags s ON s.id = a.source_tag_id JOIN project_tags t ON t.id = a.target_tag_id"
+)
+
+
+def alias_suggestions(
+    conn: psycopg.Connection[Any], user_id: int, *, statuses: Iterable[str] = ("pending",)
+) -> list[AliasSuggestion]:
+    with conn.cursor(row_factory=class_row(AliasSuggestion)) as cur:
+        cur.execute(
+            _ALIAS_SELECT + " WHERE a.user_id = %s AND a.status = ANY(%s) ORDER BY a.id",
+            (user_id, list(statuses)),
+        )
+        return cur.fetchall()
+
+
+def get_alias_suggestion(
+    conn: psycopg.Connection[Any], user_id: int, suggestion_id: int, *, lock: bool = False
+) -> AliasSuggestion | None:
+    with conn.cursor(row_factory=class_row(AliasSuggestion)) as cur:
+        cur.execute(
+            _ALIAS_SELECT
+            + " WHERE a.user_id = %s AND a.id = %s"
+            + (" FOR UPDATE OF a" if lock else ""),
+            (user_id, suggestion_id),
+        )
+        return cur.fetchone()
+
+
+def blocked_alias_pairs(
+    conn: psycopg.Connection[Any], user_id: int, *, rejudge_days: int
+) -> set[frozenset[int]]:
+    """Unordered pairs (of canonical ids) not to suggest now: pending, decided by a person
+    or applied (forever), or judged below the bar within ``rejudge_days``."""
+    rows = conn.execute(
+        "SELECT canonical_project_tag_id(source_tag_id), canonical_project_tag_id(target_tag_id)"
+        " FROM project_tag_alias_suggestions WHERE user_id = %s AND ("
+        "   status IN ('pending', 'confirmed', 'rejected', 'auto_applied')"
+        "   OR (status = 'expired' AND created_at > now() - make_interval(days => %s)))",
+        (user_id, rejudge_days),
+    ).fetchall()
+    return {frozenset((int(a), int(b))) for a, b in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class AliasVerdict:
+    source_tag_id: int
+    target_tag_id: int
+    relation: str
+    confidence: float
+    candidate_sources: list[str]
+    evidence_memory_ids: list[int]
+    conflict_memory_ids: list[int]
+    signals: dict[str, Any]
+    rationale: str | None
+    model_name: str | None
+    auto_apply_eligible: bool
+
+
+def record_alias_verdict(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    verdict: AliasVerdict,
+    status: Literal["pending", "expired", "auto_applied"],
+) -> int | None:
+    """Store a judged pair: ``pending`` asks a person, ``expired`` remembers a verdict below
+    the bar (so the pair is not judged again too soon). ``None`` if the pair is already
+    pending (the unique index)."""
+    decided = status != "pending"
+    row = conn.execute(
+        "INSERT INTO project_tag_alias_suggestions (user_id, source_tag_id, target_tag_id,"
+        "  relation, status, confidence, candidate_sources, evidence_memory_ids,"
+        "  conflict_memory_ids, signals, model_name, rationale, auto_apply_eligible,"
+        "  decided_by, decision_reason, decided_at, applied_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+        "  CASE WHEN %s THEN 'system' END, %s, CASE WHEN %s THEN now() END,"
+        "  CASE WHEN %s = 'auto_applied' THEN now() END)"
+        " ON CONFLICT DO NOTHING RETURNING id",
+        (
+            user_id,
+            verdict.source_tag_id,
+            verdict.target_tag_id,
+            verdict.relation,
+            status,
+            round(verdict.confidence, 4),
+            verdict.candidate_sources,
+            verdict.evidence_memory_ids,
+            verdict.conflict_memory_ids,
+            Jsonb(verdict.signals),
+            verdict.model_name,
+            verdict.rationale,
+            verdict.auto_apply_eligible,
+            decided,
+            "below the bar" if status == "expired" else ("auto-applied" if decided else None),
+            decided,
+            status,
+        ),
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def decide_alias_suggestion(
+    conn: psycopg.Connection[Any],
+    suggestion_id: int,
+    status: Literal["confirmed", "rejected", "superseded"],
+    *,
+    decided_by: Literal["user", "system"] = "user",
+    reason: str | None = None,
+) -> None:
+    conn.execute(
+        "UPDATE project_tag_alias_suggestions SET status = %s, decided_by = %s,"
+        " decision_reason = %s, decided_at = now(),"
+        " applied_at = CASE WHEN %s = 'confirmed' THEN now() END WHERE id = %s",
+        (status, decided_by, reason, status, suggestion_id),
+    )
+
+
+def supersede_alias_suggestions(
+    conn: psycopg.Connection[Any], user_id: int, tag_id: int, *, keep: int | None = None
+) -> int:
+    """Close other pending questions about a tag that just stopped being a root."""
+    cur = conn.execute(
+        "UPDATE project_tag_alias_suggestions SET status = 'superseded', decided_by = 'system',"
+        " decided_at = now(), decision_reason = 'tag aliased'"
+        " WHERE user_id = %s AND status = 'pending' AND source_tag_id = %s"
+        " AND id IS DISTINCT FROM %s",
+        (user_id, tag_id, keep),
+    )
+    return cur.rowcount

@@ -1,0 +1,260 @@
+"""``mcp-agents-memory tags``: project tags and the questions the Cold Path asks about them.
+
+Suggestion ids carry their queue: ``n12`` is new-tag suggestion 12, ``a7`` alias suggestion 7
+(a bare number works when only one queue has it pending).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+import click
+import psycopg
+
+from agents_memory.cli_common import debug_option, settings_from
+from agents_memory.config import Settings
+from agents_memory.store import tags as tag_store
+from agents_memory.store.tags import AliasSuggestion, NewTagSuggestion, TagEditError
+
+
+@click.group()
+def tags() -> None:
+    """Project tags, their aliases, and the suggestions waiting for your decision."""
+
+
+def _open(ctx: click.Context) -> tuple[psycopg.Connection[Any], int]:
+    from agents_memory.store import database
+    from agents_memory.store.memories import ensure_user
+
+    settings: Settings = settings_from(ctx)
+    db = database.open_database(settings)
+    conn = database.connect(db)
+    user_id = ensure_user(conn, settings.user_name)
+    return conn, user_id
+
+
+@tags.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print tags and suggestions as JSON.")
+@debug_option
+@click.pass_context
+def list_tags(ctx: click.Context, as_json: bool) -> None:
+    """Project tags (with aliases and row counts) and pending suggestions with their ids."""
+    conn, user_id = _open(ctx)
+    with conn:
+        all_tags = tag_store.list_project_tags(conn)
+        counts = tag_store.tag_row_counts(conn)
+        new = tag_store.new_suggestions(conn, user_id)
+        aliases = tag_store.alias_suggestions(conn, user_id)
+    names = {t.id: t.name for t in all_tags}
+    total: dict[int, int] = {}
+    for tag in all_tags:
+        total[tag.canonical_id] = total.get(tag.canonical_id, 0) + counts.get(tag.id, 0)
+    if as_json:
+        payload = {
+            "tags": [
+                {
+                    "id": t.id,
+                    "name": t.name,
+                    "alias_of": names.get(t.alias_of) if t.alias_of else None,
+                    "canonical": names[t.canonical_id],
+                    "aliases": [a.name for a in all_tags if a.alias_of == t.id],
+                    "rows": counts.get(t.id, 0),
+                    "rows_with_aliases": total.get(t.id, 0) if t.alias_of is None else None,
+                    "kind": t.kind,
+                    "paused": t.paused,
+                    "git_root": t.git_root,
+                    "git_remote": t.git_remote,
+                }
+                for t in all_tags
+            ],
+            "new_tag_suggestions": [{**_jsonable(asdict(s)), "ref": f"n{s.id}"} for s in new],
+            "alias_suggestions": [{**_jsonable(asdict(s)), "ref": f"a{s.id}"} for s in aliases],
+        }
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return
+    _print_tags(all_tags, counts, total, names)
+    _print_suggestions(new, aliases)
+
+
+def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in data.items()}
+
+
+def _print_tags(
+    all_tags: list[tag_store.ProjectTag],
+    counts: dict[int, int],
+    total: dict[int, int],
+    names: dict[int, str],
+) -> None:
+    if not all_tags:
+        click.echo("no project tags yet")
+    for tag in all_tags:
+        if tag.alias_of is not None:
+            continue
+        aliases = [a.name for a in all_tags if a.canonical_id == tag.id and a.id != tag.id]
+        flags = [f for f in (tag.kind, "paused" if tag.paused else None) if f]
+        line = f"{tag.name}  {total.get(tag.id, 0)} row(s)"
+        if aliases:
+            line += f"  aliases: {', '.join(aliases)}"
+        if flags:
+            line += f"  [{', '.join(flags)}]"
+        if tag.git_remote or tag.git_root:
+            line += f"  {tag.git_remote or tag.git_root}"
+        click.echo(line)
+    for tag in all_tags:
+        if tag.alias_of is not None:
+            click.echo(
+                f"{tag.name} -> {names.get(tag.alias_of, '?')}  {counts.get(tag.id, 0)} row(s)"
+            )
+
+
+def _print_suggestions(new: list[NewTagSuggestion], aliases: list[AliasSuggestion]) -> None:
+    if not new and not aliases:
+        click.echo("no pending suggestions")
+        return
+    click.echo("pending suggestions (confirm or reject by id):")
+    for s in new:
+        where = s.git_remote or s.git_root or ", ".join(s.members)
+        rec = f" ({s.recommendation})" if s.recommendation else ""
+        click.echo(f"  n{s.id}  new project tag {s.name!r}{rec}, {s.uses} use(s): {where}")
+    for a in aliases:
+        conf = f" {a.confidence:.2f}" if a.confidence is not None else ""
+        why = f": {a.rationale}" if a.rationale else ""
+        click.echo(f"  a{a.id}  {a.source_name!r} -> {a.target_name!r} ({a.relation}{conf}){why}")
+
+
+def _parse_ref(
+    conn: psycopg.Connection[Any], user_id: int, ref: str
+) -> NewTagSuggestion | AliasSuggestion:
+    text = ref.strip().lower()
+    kind = text[0] if text[:1] in ("n", "a") else None
+    number = text[1:] if kind else text
+    if not number.isdigit():
+        raise click.ClickException(f"not a suggestion id: {ref!r} (use n<id> or a<id>)")
+    suggestion_id = int(number)
+    new = (
+        tag_store.get_new_suggestion(conn, user_id, suggestion_id, lock=True)
+        if kind in (None, "n")
+        else None
+    )
+    alias = (
+        tag_store.get_alias_suggestion(conn, user_id, suggestion_id, lock=True)
+        if kind in (None, "a")
+        else None
+    )
+    if kind is None and new is not None and alias is not None:
+        if new.status == "pending" and alias.status != "pending":
+            alias = None
+        elif alias.status == "pending" and new.status != "pending":
+            new = None
+        else:
+            raise click.ClickException(f"id {suggestion_id} is ambiguous: use n{ref} or a{ref}")
+    found = new or alias
+    if found is None:
+        raise click.ClickException(f"no suggestion {ref!r}")
+    if found.status != "pending":
+        raise click.ClickException(f"suggestion {ref!r} is already {found.status}")
+    return found
+
+
+@tags.command()
+@click.argument("ref")
+@debug_option
+@click.pass_context
+def confirm(ctx: click.Context, ref: str) -> None:
+    """Accept suggestion REF: create the project tag (filing its rows) or apply the alias."""
+    conn, user_id = _open(ctx)
+    with conn:
+        suggestion = _parse_ref(conn, user_id, ref)
+        if isinstance(suggestion, NewTagSuggestion):
+            message = confirm_new_tag(conn, suggestion)
+        else:
+            message = confirm_alias(conn, user_id, suggestion)
+    click.echo(message)
+
+
+def confirm_new_tag(conn: psycopg.Connection[Any], suggestion: NewTagSuggestion) -> str:
+    tag_id = tag_store.create_project_tag(
+        conn, suggestion.name, git_root=suggestion.git_root, git_remote=suggestion.git_remote
+    )
+    filed = 0
+    if suggestion.git_root or suggestion.git_remote:
+        filed += tag_store.retro_tag_git(conn, tag_id, suggestion.git_root, suggestion.git_remote)
+    filed += tag_store.retro_tag_dtag(conn, tag_id, suggestion.name)
+    tag_store.decide_new_suggestion(
+        conn, suggestion.id, "confirmed", project_tag_id=tag_id, retrotagged=filed
+    )
+    return f"created project tag {suggestion.name!r}; filed {filed} row(s) under it"
+
+
+def confirm_alias(conn: psycopg.Connection[Any], user_id: int, suggestion: AliasSuggestion) -> str:
+    try:
+        tag_store.set_alias(conn, suggestion.source_tag_id, suggestion.target_tag_id)
+    except TagEditError as exc:
+        raise click.ClickException(str(exc)) from exc
+    tag_store.decide_alias_suggestion(conn, suggestion.id, "confirmed")
+    tag_store.supersede_alias_suggestions(
+        conn, user_id, suggestion.source_tag_id, keep=suggestion.id
+    )
+    return f"{suggestion.source_name!r} is now an alias of {suggestion.target_name!r}"
+
+
+@tags.command()
+@click.argument("ref")
+@click.option("--reason", default=None, help="Why (kept with the decision).")
+@debug_option
+@click.pass_context
+def reject(ctx: click.Context, ref: str, reason: str | None) -> None:
+    """Reject suggestion REF for good (it is never suggested again)."""
+    conn, user_id = _open(ctx)
+    with conn:
+        suggestion = _parse_ref(conn, user_id, ref)
+        if isinstance(suggestion, NewTagSuggestion):
+            tag_store.decide_new_suggestion(conn, suggestion.id, "rejected", reason=reason)
+            what = f"new project tag {suggestion.name!r}"
+        else:
+            tag_store.decide_alias_suggestion(conn, suggestion.id, "rejected", reason=reason)
+            what = f"{suggestion.source_name!r} -> {suggestion.target_name!r}"
+    click.echo(f"rejected {what}")
+
+
+def _tag(conn: psycopg.Connection[Any], name: str) -> tag_store.ProjectTag:
+    tag = tag_store.tag_by_name(conn, name)
+    if tag is None:
+        raise click.ClickException(f"no project tag {name!r}")
+    return tag
+
+
+@tags.command()
+@click.argument("source")
+@click.argument("target")
+@debug_option
+@click.pass_context
+def alias(ctx: click.Context, source: str, target: str) -> None:
+    """Make tag SOURCE an alias of tag TARGET (reads group SOURCE's rows under TARGET)."""
+    conn, user_id = _open(ctx)
+    with conn:
+        src, dst = _tag(conn, source), _tag(conn, target)
+        try:
+            tag_store.set_alias(conn, src.id, dst.id)
+        except TagEditError as exc:
+            raise click.ClickException(str(exc)) from exc
+        tag_store.supersede_alias_suggestions(conn, user_id, src.id)
+    click.echo(f"{src.name!r} is now an alias of {dst.name!r}")
+
+
+@tags.command()
+@click.argument("source")
+@debug_option
+@click.pass_context
+def unalias(ctx: click.Context, source: str) -> None:
+    """Make tag SOURCE a project of its own again (history is not rewritten)."""
+    conn, _user_id = _open(ctx)
+    with conn:
+        tag = _tag(conn, source)
+        if tag.alias_of is None:
+            raise click.ClickException(f"{tag.name!r} is not an alias")
+        tag_store.clear_alias(conn, tag.id)
+    click.echo(f"{tag.name!r} is no longer an alias")

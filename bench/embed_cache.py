@@ -1,0 +1,80 @@
+"""Embeddings of the LoCoMo turns and questions by the product's embedder, cached on disk.
+
+The cache lives outside the repository (``--cache``, default ``$TMPDIR/am-bench-cache``) and is
+keyed by a hash of the texts and the model, so a changed text set is embedded again.
+
+    python -m bench.embed_cache --data PATH/locomo10.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents_memory.config import load_settings
+from agents_memory.embeddings import create_embedder
+from bench import locomo_data
+from bench.common import DEFAULT_CACHE, MODEL
+
+
+def _key(texts: list[str], kind: str) -> str:
+    digest = hashlib.sha256(("\x1f".join(texts) + kind + MODEL).encode()).hexdigest()[:16]
+    return f"{kind}-{digest}.npy"
+
+
+def embed(texts: list[str], kind: str, cache: Path, *, log: bool = True) -> np.ndarray[Any, Any]:
+    """``texts`` embedded as ``kind`` (``passage`` or ``query``), from the cache when present."""
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / _key(texts, kind)
+    if path.exists():
+        return np.load(path)
+    settings = load_settings(env_file=cache / "absent.env", embedding_backend="local")
+    embedder = create_embedder(settings)
+    assert embedder is not None
+    started = time.perf_counter()
+    out = []
+    with embedder:
+        for i in range(0, len(texts), 128):
+            chunk = texts[i : i + 128]
+            fn = embedder.embed_passages if kind == "passage" else embedder.embed_queries
+            out.append(np.asarray(fn(chunk), dtype=np.float32))
+            if log:
+                done = i + len(chunk)
+                rate = done / (time.perf_counter() - started)
+                print(f"  embedded {done}/{len(texts)} {kind}s ({rate:.1f}/s)", flush=True)
+    array = np.concatenate(out)
+    tmp = path.with_suffix(".tmp.npy")
+    np.save(tmp, array)
+    tmp.rename(path)
+    (cache / f"{path.stem}.rate").write_text(
+        f"{len(texts) / (time.perf_counter() - started):.2f}\n", encoding="utf-8"
+    )
+    return array
+
+
+def locomo_vectors(
+    data: Path, cache: Path
+) -> tuple[list[locomo_data.Conversation], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Conversations, turn vectors (in turn order) and question vectors (in question order)."""
+    convs = locomo_data.load(data)
+    turns = [t.text for c in convs for t in c.turns]
+    questions = [q.question for c in convs for q in c.questions]
+    return convs, embed(turns, "passage", cache), embed(questions, "query", cache)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    args = parser.parse_args()
+    _convs, t, q = locomo_vectors(args.data, args.cache)
+    print(f"turn vectors {t.shape}, question vectors {q.shape} in {args.cache}")
+
+
+if __name__ == "__main__":
+    main()

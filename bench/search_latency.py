@@ -1,0 +1,361 @@
+"""Search latency at 10k / 100k / 1M rows (SPEC §12: p95 ≤ 50 ms at 1M without query
+embedding), against seed A's strategy on the same database.
+
+    python -m bench.search_latency --data PATH/locomo10.json [--sizes 10000,100000,1000000]
+                                   [--queries 1000] [--embed-queries 300]
+
+Corpus: LoCoMo replay with perturbation (``bench/replay.py``, benchmarks.md §4.6), one user,
+one searchable scope; vectors by replay (the ~6k turns embedded once by the product's embedder,
+perturbed copies ``normalise(v + ε)``, sigma = 0.0247). Loaded by binary COPY with the secondary
+indexes dropped, then the indexes are built (HNSW as the product defines it) with a high
+``maintenance_work_mem``. Queries: the LoCoMo questions shuffled (seed 0) and cycled, 100
+warm-up, then timed at k = 10, client-side wall clock around the call.
+
+Seed A's strategy (the baseline): ``ORDER BY embedding <=> q LIMIT 10``, then
+``message ILIKE '%query%'`` when the best similarity is below 0.3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector import HalfVector
+from pgvector.psycopg import register_vector
+
+from agents_memory.config import load_settings
+from agents_memory.embeddings import create_embedder
+from agents_memory.store.search import SearchFilters, SearchTuning, explain_search, search_memories
+from bench import common, embed_cache, locomo_data, replay
+
+_SECONDARY = (
+    "memory_embedding_hnsw",
+    "memory_fts",
+    "memory_user_active_time",
+    "memory_d_tag",
+    "memory_session",
+    "memory_untagged",
+    "memory_unembedded",
+    "memory_pinned",
+    "memory_p_tag",
+)
+
+
+def _index_defs(conn: psycopg.Connection[Any]) -> list[tuple[str, str]]:
+    rows = conn.execute(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory'"
+        " AND indexname = ANY(%s)",
+        (list(_SECONDARY),),
+    ).fetchall()
+    return [(str(n), str(d)) for n, d in rows]
+
+
+def load(db: common.BenchDB, dbname: str, convs: Any, vecs: Any, size: int) -> dict[str, Any]:
+    """A database with ``size`` replayed rows; returns timings and sizes."""
+    db.create_database(dbname)
+    started = time.perf_counter()
+    data = list(replay.rows(convs, size))
+    idx = np.fromiter((r.vector_index for r in data), dtype=np.int64, count=len(data))
+    reps = np.fromiter(
+        (
+            0 if "|" not in r.source_id else int(r.source_id[1 : r.source_id.index("|")])
+            for r in data
+        ),
+        dtype=np.int64,
+        count=len(data),
+    )
+    vectors = replay.replay_vectors(vecs, idx, reps).astype(np.float16)
+    synth_s = time.perf_counter() - started
+    texts = [r.text for r in data]
+    dup = 1 - len(set(texts)) / len(texts)
+    with psycopg.connect(db.url(dbname), autocommit=True) as conn:
+        register_vector(conn)
+        uid = conn.execute("INSERT INTO users (user_name) VALUES ('bench') RETURNING user_id")
+        user_id = int(uid.fetchone()[0])  # type: ignore[index]
+        defs = _index_defs(conn)
+        for name, _d in defs:
+            conn.execute(f"DROP INDEX {name}")
+        started = time.perf_counter()
+        with conn.cursor().copy(
+            "COPY memory (user_id, agent_platform, role, message, external_uuid, session_id,"
+            " message_at, embedding, embedding_model, tag_processed) FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(
+                [
+                    "int8",
+                    "text",
+                    "text",
+                    "text",
+                    "text",
+                    "text",
+                    "timestamptz",
+                    "halfvec",
+                    "text",
+                    "bool",
+                ]
+            )
+            for r, v in zip(data, vectors, strict=True):
+                copy.write_row(
+                    (
+                        user_id,
+                        "claude-code",
+                        r.role,
+                        r.text,
+                        f"{r.scope}|{r.source_id}",
+                        r.scope,
+                        r.ts,
+                        HalfVector(v),
+                        common.MODEL,
+                        True,
+                    )
+                )
+        copy_s = time.perf_counter() - started
+        conn.execute("SET maintenance_work_mem = '4GB'")
+        conn.execute("SET max_parallel_maintenance_workers = 1")
+        timings: dict[str, float] = {}
+        for name, definition in defs:
+            started = time.perf_counter()
+            conn.execute(definition)
+            timings[name] = time.perf_counter() - started
+        started = time.perf_counter()
+        conn.execute("VACUUM ANALYZE memory")
+        vacuum_s = time.perf_counter() - started
+        disk = conn.execute("SELECT pg_total_relation_size('memory')").fetchone()
+    return {
+        "user_id": user_id,
+        "synth_s": synth_s,
+        "copy_s": copy_s,
+        "hnsw_s": timings.get("memory_embedding_hnsw", 0.0),
+        "other_index_s": sum(v for k, v in timings.items() if k != "memory_embedding_hnsw"),
+        "vacuum_s": vacuum_s,
+        "disk_mb": int(disk[0]) / 1e6 if disk else 0.0,
+        "dup": dup,
+    }
+
+
+def seed_a(conn: psycopg.Connection[Any], user_id: int, query: str, vec: Any) -> list[Any]:
+    """Seed A: nearest 10 by cosine; an ILIKE of the whole query when the best is below 0.3."""
+    rows = conn.execute(
+        "SELECT id, message, 1 - (embedding <=> %(q)s) AS sim FROM memory"
+        " WHERE user_id = %(u)s AND is_active AND embedding IS NOT NULL"
+        " ORDER BY embedding <=> %(q)s LIMIT 10",
+        {"q": vec, "u": user_id},
+    ).fetchall()
+    if not rows or float(rows[0][2]) < 0.3:
+        rows = conn.execute(
+            "SELECT id, message, NULL FROM memory WHERE user_id = %s AND is_active"
+            " AND message ILIKE %s ORDER BY message_at DESC LIMIT 10",
+            (user_id, f"%{query}%"),
+        ).fetchall()
+    conn.commit()
+    return rows
+
+
+def measure(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    questions: list[tuple[str, Any]],
+    n: int,
+    *,
+    system: str,
+    embedder: Any,
+) -> tuple[list[float], str]:
+    """Timed calls (after 100 warm-up calls); returns latencies and the slowest query."""
+    filters, tuning = SearchFilters(limit=10), SearchTuning()
+    times: list[float] = []
+    slowest = ("", 0.0)
+    for i in range(100 + n):
+        text, cached = questions[i % len(questions)]
+        started = time.perf_counter()
+        vec = embedder.embed_query(text) if embedder is not None else cached
+        if system == "product":
+            search_memories(
+                conn, user_id, query=text, query_vector=vec, filters=filters, tuning=tuning
+            )
+            conn.commit()
+        else:
+            seed_a(conn, user_id, text, HalfVector(np.asarray(vec, dtype=np.float32)))
+        elapsed = time.perf_counter() - started
+        if i >= 100:
+            times.append(elapsed)
+            if elapsed > slowest[1]:
+                slowest = (text, elapsed)
+    return times, slowest[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="search latency vs seed A")
+    parser.add_argument("--data", type=common.Path, required=True)
+    parser.add_argument("--cache", type=common.Path, default=common.DEFAULT_CACHE)
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--embed-queries", type=int, default=300)
+    parser.add_argument(
+        "--random-vectors",
+        action="store_true",
+        help="random unit vectors instead of the cached LoCoMo embeddings (a stand-in when they"
+        " are not computed yet; HNSW on random data is a pessimistic case)",
+    )
+    args = parser.parse_args()
+    start_header = common.header(common.command_line())
+    if args.random_vectors:
+        convs = locomo_data.load(args.data)
+        rng = np.random.default_rng(0)
+        turn_vecs = rng.normal(size=(sum(len(c.turns) for c in convs), common.DIM))
+        q_vecs = rng.normal(size=(sum(len(c.questions) for c in convs), common.DIM))
+        turn_vecs /= np.linalg.norm(turn_vecs, axis=1, keepdims=True)
+        q_vecs /= np.linalg.norm(q_vecs, axis=1, keepdims=True)
+    else:
+        convs, turn_vecs, q_vecs = embed_cache.locomo_vectors(args.data, args.cache)
+    questions = [
+        (q.question, q_vecs[i]) for i, q in enumerate(x for c in convs for x in c.questions)
+    ]
+    random.Random(0).shuffle(questions)
+    embedder = create_embedder(
+        load_settings(env_file=args.cache / "absent.env", embedding_backend="local")
+    )
+    assert embedder is not None
+    embedder.embed_query("warm up the model")
+    lat_rows, load_rows, explains = [], [], []
+    with common.bench_db({"shared_buffers": "128MB"}) as db:
+        versions = common.pg_versions(db.create_database("probe"))
+        for size in [int(s) for s in args.sizes.split(",") if s]:
+            name = f"s{size}"
+            info = load(db, name, convs, turn_vecs, size)
+            load_rows.append(
+                (
+                    size,
+                    info["synth_s"],
+                    info["copy_s"],
+                    size / info["copy_s"],
+                    info["hnsw_s"],
+                    info["other_index_s"],
+                    info["vacuum_s"],
+                    f"{info['disk_mb']:,.0f} MB",
+                    f"{100 * info['dup']:.2f} %",
+                    common.load_avg(),
+                )
+            )
+            print(f"loaded {size:,}: {load_rows[-1]}", flush=True)
+            with psycopg.connect(db.url(name)) as conn:
+                register_vector(conn)
+                for system in ("product", "seed A"):
+                    for embed, n in ((False, args.queries), (True, args.embed_queries)):
+                        load_avg = common.load_avg()
+                        times, slow = measure(
+                            conn,
+                            info["user_id"],
+                            questions,
+                            n,
+                            system=system,
+                            embedder=embedder if embed else None,
+                        )
+                        s = common.summary_ms(times)
+                        lat_rows.append(
+                            (
+                                size,
+                                system,
+                                "yes" if embed else "no",
+                                s["n"],
+                                s["p50"],
+                                s["p95"],
+                                s["p99"],
+                                s["mean"],
+                                s["max"],
+                                load_avg,
+                            )
+                        )
+                        print(f"  {lat_rows[-1]}", flush=True)
+                        if system == "product" and not embed:
+                            vec = dict(questions)[slow]
+                            plan = explain_search(
+                                conn,
+                                info["user_id"],
+                                query=slow,
+                                query_vector=vec,
+                                filters=SearchFilters(limit=10),
+                                tuning=SearchTuning(),
+                            )
+                            conn.commit()
+                            explains.append((size, slow, plan))
+            with psycopg.connect(db.url("postgres"), autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    embedder.close()
+    ratios = []
+    by = {(r[0], r[1], r[2]): r for r in lat_rows}
+    for (size, system, embed), r in by.items():
+        if system == "product":
+            base = by[(size, "seed A", embed)]
+            ratios.append((size, embed, r[5], base[5], r[5] / base[5]))
+    body = "\n".join(
+        [
+            start_header,
+            versions
+            + (
+                "; **vectors: random unit vectors** (the LoCoMo embeddings were not ready)"
+                if args.random_vectors
+                else ""
+            )
+            + "; HNSW as the product defines it (m 16, ef_construction 64, halfvec"
+            " cosine, partial on embedding IS NOT NULL), product tuning: iterative scan"
+            " relaxed_order, ef_search 100, pool 40. Vectors by replay (sigma 0.0247), query"
+            " embedding by the product's local embedder (multilingual-e5-small q4, in process,"
+            " 2 threads). Bar: p95 ≤ 50 ms at 1M without query embedding.",
+            "",
+            "Latency (ms), 1 client, warm:",
+            "",
+            common.table(
+                (
+                    "rows",
+                    "system",
+                    "query embedding",
+                    "n",
+                    "p50",
+                    "p95",
+                    "p99",
+                    "mean",
+                    "max",
+                    "load 1/5",
+                ),
+                lat_rows,
+            ),
+            "",
+            "p95 ratio product / seed A:",
+            "",
+            common.table(("rows", "query embedding", "product p95", "seed A p95", "ratio"), ratios),
+            "",
+            "Loading (s):",
+            "",
+            common.table(
+                (
+                    "rows",
+                    "synthesis",
+                    "binary COPY",
+                    "COPY rows/s",
+                    "HNSW build",
+                    "other indexes",
+                    "VACUUM ANALYZE",
+                    "disk (table+indexes)",
+                    "dup texts",
+                    "load 1/5",
+                ),
+                load_rows,
+            ),
+            "",
+            *[
+                f"Plan of the slowest product query at {size:,} rows (no embedding),"
+                f" {q!r}:\n\n```\n{p}\n```\n"
+                for size, q, p in explains[-1:]
+            ],
+        ]
+    )
+    print(body)
+    common.write_section("Search latency", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""The embedder job: claiming, writing, per-row errors and cooldowns, pauses."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+
+from agents_memory.coldpath.embedder import EmbedderJob
+from agents_memory.config import Settings
+from agents_memory.embeddings import create_embedder
+from agents_memory.store import migrate
+from tests.coldpath.embedding_helpers import ScriptedEmbedder, add_rows, job_context
+
+T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def states(conn: psycopg.Connection[Any]) -> dict[int, tuple[bool, str | None, int]]:
+    rows = conn.execute(
+        "SELECT id, embedding IS NOT NULL, cold_error, cold_attempts FROM memory"
+    ).fetchall()
+    conn.commit()
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
+def test_one_batch_per_run_active_rows_first_then_oldest(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    ids = add_rows(conn, [f"row {i}" for i in range(40)])
+    conn.execute(
+        "UPDATE memory SET is_active = false, archived_at = now() WHERE id = %s", (ids[0],)
+    )
+    conn.commit()
+    embedder = ScriptedEmbedder()
+    report = EmbedderJob().run(job_context(conn, settings, embedder))
+    assert report.processed == 32  # COLD_PATH_EMBED_BATCH_SIZE
+    assert embedder.seen == [f"row {i}" for i in range(1, 33)]
+    report = EmbedderJob().run(job_context(conn, settings, embedder))
+    assert report.processed == 8
+    assert embedder.seen[-1] == "row 0"  # the archived row comes last
+    model = conn.execute("SELECT DISTINCT embedding_model FROM memory").fetchall()
+    assert model == [(embedder.spec.model,)]
+
+
+def test_drain_embeds_everything_and_reports_throughput(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    add_rows(conn, [f"row {i}" for i in range(100)])
+    seen: list[tuple[int, int]] = []
+    ctx = job_context(conn, settings, ScriptedEmbedder(), drain=True)
+    ctx.progress = lambda job, done, total: seen.append((done, total))
+    report = EmbedderJob().run(ctx)
+    assert report.processed == 100
+    assert seen[-1] == (100, 100)
+    assert any("rows/s" in note for note in report.notes)
+
+
+def test_a_failing_row_gets_cold_error_and_waits_out_its_cooldown(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    good, bad, archived_bad = add_rows(conn, ["fine", "POISON pill", "old POISON"])
+    conn.execute(
+        "UPDATE memory SET is_active = false, archived_at = now() WHERE id = %s",
+        (archived_bad,),
+    )
+    conn.commit()
+    embedder = ScriptedEmbedder()
+    job = EmbedderJob()
+
+    report = job.run(job_context(conn, settings, embedder, now=T0))
+    assert (report.processed, report.failed) == (1, 2)
+    after = states(conn)
+    assert after[good] == (True, None, 0)
+    assert after[bad][0] is False and after[bad][2] == 1
+    assert str(after[bad][1]).startswith("embedder: EmbeddingUnavailableError: the backend choked")
+    cooldowns = dict(conn.execute("SELECT id, cold_next_at FROM memory").fetchall())
+    assert cooldowns[bad] == T0 + timedelta(minutes=5)
+    assert cooldowns[archived_bad] == T0 + timedelta(hours=1)
+
+    embedder.batches.clear()
+    report = job.run(job_context(conn, settings, embedder, now=T0 + timedelta(minutes=4)))
+    assert (report.processed, report.failed) == (0, 0)
+    assert embedder.batches == []  # nothing claimed inside the cooldown
+
+    report = job.run(job_context(conn, settings, embedder, now=T0 + timedelta(minutes=6)))
+    assert report.failed == 1
+    assert "POISON pill" in embedder.seen and "old POISON" not in embedder.seen
+    assert states(conn)[bad][2] == 2
+
+
+def test_a_row_that_later_succeeds_loses_its_error(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    (row,) = add_rows(conn, ["POISON today"])
+    embedder = ScriptedEmbedder()
+    EmbedderJob().run(job_context(conn, settings, embedder, now=T0))
+    embedder.fail_marker = "nothing matches this"
+    EmbedderJob().run(job_context(conn, settings, embedder, now=T0 + timedelta(minutes=10)))
+    assert states(conn)[row] == (True, None, 1)
+
+
+def test_a_backend_outage_pauses_the_job_without_marking_rows(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    add_rows(conn, ["a", "b", "c"])
+    embedder = ScriptedEmbedder()
+    embedder.down = True
+    job = EmbedderJob()
+    report = job.run(job_context(conn, settings, embedder))
+    assert (report.processed, report.failed) == (0, 0)
+    assert "paused for 60 s" in report.notes[0]
+    assert all(error is None for _, error, _ in states(conn).values())
+    embedder.down = False
+    assert (
+        "paused after an embedding backend failure"
+        in job.run(job_context(conn, settings, embedder)).notes[0]
+    )
+
+
+def test_a_stamp_of_another_model_pauses_the_job(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    add_rows(conn, ["a"])
+    report = EmbedderJob().run(job_context(conn, settings, ScriptedEmbedder(dim=8, model="m8")))
+    assert report.processed == 0
+    assert "run `mcp-agents-memory reembed`" in report.notes[0]
+
+
+def test_full_text_only_database_disables_the_job_with_a_note(
+    make_settings: Any, empty_db_url: str
+) -> None:
+    with psycopg.connect(empty_db_url, autocommit=True) as setup:
+        migrate.migrate(setup)  # no vector column
+    settings = make_settings(database_url=empty_db_url)
+    with psycopg.connect(empty_db_url) as conn:
+        add_rows(conn, ["a"], has_vector=False)
+        report = EmbedderJob().run(job_context(conn, settings, ScriptedEmbedder()))
+    assert report.processed == 0
+    assert report.notes == ["full-text only: the database has no vector column (pgvector missing)"]
+
+
+def test_no_embedding_backend_disables_the_job(make_settings: Any) -> None:
+    assert not EmbedderJob().enabled(make_settings(embedding_backend="none"))
+    assert EmbedderJob().enabled(make_settings())
+
+
+@pytest.mark.timeout(300)
+def test_the_real_local_model_embeds_rows_in_three_languages(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    ids = add_rows(
+        conn,
+        [
+            "the HNSW index needs a rebuild",
+            "인덱스를 다시 만들어야 해요",
+            "индекс нужно перестроить",
+        ],
+    )
+    embedder = create_embedder(settings)
+    assert embedder is not None
+    with embedder:
+        report = EmbedderJob().run(job_context(conn, settings, embedder, drain=True))
+    assert report.processed == 3
+    norms = conn.execute(
+        "SELECT id, l2_norm(embedding) FROM memory WHERE id = ANY(%s)", (ids,)
+    ).fetchall()
+    assert all(abs(float(norm) - 1.0) < 1e-2 for _, norm in norms)

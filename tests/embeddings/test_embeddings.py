@@ -78,7 +78,7 @@ def test_local_embeddings_are_deterministic_and_independent_of_batching(
 
 
 def test_local_thread_count_does_not_change_the_vectors(local: LocalEmbedder) -> None:
-    texts = ["a short message about databases", "короткое сообщение о базах данных"]  # noqa: RUF001
+    texts = ["a short message about databases", "короткое сообщение о базах данных"]
     with LocalEmbedder(LOCAL_SPEC, threads=1) as single:
         assert single.threads == 1
         assert np.allclose(single.embed_passages(texts), local.embed_passages(texts), atol=1e-4)

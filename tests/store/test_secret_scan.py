@@ -15,11 +15,16 @@ def test_doctor_secrets_reports_kinds_and_ids_never_values(
     conn: psycopg.Connection[Any], settings: Settings
 ) -> None:
     uid = ensure_user(conn, settings.user_name)
-    counts = insert_memories(conn, uid, [
-        NewMemory("claude-code", "user", "nothing to see", external_uuid="s1"),
-        NewMemory("claude-code", "user", f"stored before redaction: {SECRET}",
-                  external_uuid="s2"),
-    ])
+    counts = insert_memories(
+        conn,
+        uid,
+        [
+            NewMemory("claude-code", "user", "nothing to see", external_uuid="s1"),
+            NewMemory(
+                "claude-code", "user", f"stored before redaction: {SECRET}", external_uuid="s2"
+            ),
+        ],
+    )
     conn.commit()
     report = run_doctor(settings, scan_secrets=True)
     assert report.secret_scan is not None

@@ -15,7 +15,13 @@ import click
 
 from agents_memory import __version__
 from agents_memory.cli_common import configure_logging, debug_option, run_main, settings_from
-from agents_memory.config import Settings, capture_socket_path, load_settings, user_state_dir
+from agents_memory.config import (
+    Settings,
+    brief_socket_path,
+    capture_socket_path,
+    load_settings,
+    user_state_dir,
+)
 
 if TYPE_CHECKING:
     from agents_memory.capture.discovery import Catalog
@@ -70,7 +76,11 @@ def run(ctx: click.Context, poll: bool) -> None:
     first = lock.acquire()
     # Only the first daemon listens for flush nudges; a second one still captures safely.
     daemon = CaptureDaemon(
-        settings, catalog, poll_only=poll, nudge_socket=capture_socket_path() if first else None
+        settings,
+        catalog,
+        poll_only=poll,
+        nudge_socket=capture_socket_path() if first else None,
+        brief_socket=brief_socket_path() if first else None,
     )
 
     def _stop(signum: int, _frame: FrameType | None) -> None:
@@ -222,9 +232,9 @@ def hook_session_start(platform: str) -> None:
     Reads the client's hook JSON on stdin (session id, cwd, model). Prints nothing and exits 0
     on any failure or after HOOK_TIMEOUT_MS (default 1500 ms).
     """
-    from agents_memory.hooks.session_start import run as run_hook
+    from agents_memory.hooks.fast import run as run_hook
 
-    run_hook(platform)
+    run_hook(["session-start", "--platform", platform])
 
 
 @hook.command("flush")
@@ -233,9 +243,9 @@ def hook_flush() -> None:
 
     Reads the client's hook JSON on stdin (transcript_path) and returns at once.
     """
-    from agents_memory.hooks.flush import run as run_flush
+    from agents_memory.hooks.fast import run as run_hook
 
-    run_flush()
+    run_hook(["flush"])
 
 
 def main() -> None:

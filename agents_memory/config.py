@@ -16,31 +16,29 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from agents_memory.errors import ConfigError
+from agents_memory.paths import (
+    APP_NAME,
+    brief_socket_path,
+    capture_socket_path,
+    hook_budget_ms,
+    user_config_dir,
+    user_state_dir,
+)
 
-APP_NAME = "mcp-agents-memory"
+__all__ = [
+    "APP_NAME",
+    "Settings",
+    "brief_socket_path",
+    "capture_socket_path",
+    "default_env_file",
+    "hook_budget_ms",
+    "load_settings",
+    "user_config_dir",
+    "user_state_dir",
+]
+
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
-
-
-def user_config_dir() -> Path:
-    return Path(platformdirs.user_config_dir(APP_NAME))
-
-
-def user_state_dir() -> Path:
-    """Pid files and other small runtime state (``~/.local/state/mcp-agents-memory``)."""
-    return Path(platformdirs.user_state_dir(APP_NAME))
-
-
-def hook_budget_ms() -> int:
-    """``HOOK_TIMEOUT_MS`` from the environment, read before (and without) the full settings,
-    whose loading is itself part of a hook's budget. Bad or missing values give 1500."""
-    raw = os.environ.get("HOOK_TIMEOUT_MS", "")
-    return int(raw) if raw.isdigit() and 50 <= int(raw) <= 60_000 else 1500
-
-
-def capture_socket_path() -> Path:
-    """Where the capture daemon listens for flush nudges (a Unix datagram socket)."""
-    return user_state_dir() / "capture.sock"
 
 
 def default_env_file() -> Path:

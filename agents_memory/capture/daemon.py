@@ -28,6 +28,7 @@ from watchdog.observers.api import BaseObserver
 
 from agents_memory.adapters.base import Adapter
 from agents_memory.capture import tailer
+from agents_memory.capture.brief_server import BriefServer
 from agents_memory.capture.discovery import Catalog
 from agents_memory.capture.gitinfo import git_info
 from agents_memory.capture.pipeline import FileOutcome, Ingestor
@@ -86,9 +87,12 @@ class CaptureDaemon:
         *,
         poll_only: bool = False,
         nudge_socket: Path | None = None,
+        brief_socket: Path | None = None,
     ) -> None:
         self.settings = settings
         self.nudge_socket = nudge_socket
+        self.brief_socket = brief_socket
+        self._brief_server: BriefServer | None = None
         self.catalog = catalog
         self.poll_only = poll_only
         self.stats = DaemonStats()
@@ -132,6 +136,9 @@ class CaptureDaemon:
         self._connect()
         self._start_watching()
         self._start_nudge_listener()
+        if self.brief_socket is not None:
+            server = BriefServer(self.settings, self.brief_socket, self._stop)
+            self._brief_server = server if server.start() else None
         self._next_rescan = 0.0
         debounce = self.settings.capture_debounce_ms / 1000
         try:
@@ -386,6 +393,8 @@ class CaptureDaemon:
         self._conn = None
 
     def _shutdown(self) -> None:
+        if self._brief_server is not None:
+            self._brief_server.close()
         if self._nudge_sock is not None:
             self._nudge_sock.close()
             if self.nudge_socket is not None:

@@ -35,7 +35,7 @@ def send_nudge(socket_path: Path, message: bytes) -> bool:
 
 
 def run() -> None:
-    from agents_memory.config import capture_socket_path
+    from agents_memory.paths import capture_socket_path
 
     try:
         stdin_text = sys.stdin.read() if not sys.stdin.isatty() else ""

@@ -1,0 +1,119 @@
+"""The hook commands' fast path: standard library only until it has to do more.
+
+``memory-capture hook session-start|flush`` land here before click, pydantic or psycopg are
+imported. The first thing done is arming a process-wide deadline (``HOOK_TIMEOUT_MS``): when
+it fires the process leaves at once with exit 0 and no output, wherever it is (an import, a
+hung socket, a slow query). Hooks fail open, always.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import time
+from types import FrameType
+
+PLATFORMS = ("claude-code", "codex-cli", "gemini-cli", "grok", "antigravity")
+RESPONSE_LIMIT = 1 << 20
+
+
+def _leave(_signum: int = 0, _frame: FrameType | None = None) -> None:
+    try:
+        sys.stdout.flush()
+    finally:
+        os._exit(0)
+
+
+def arm_deadline(budget_ms: int) -> float:
+    """Exit 0 silently after ``budget_ms``; returns the absolute deadline (monotonic)."""
+    signal.signal(signal.SIGALRM, _leave)
+    signal.setitimer(signal.ITIMER_REAL, budget_ms / 1000)
+    return time.monotonic() + budget_ms / 1000
+
+
+def ask_daemon(path: str, request: bytes, deadline: float) -> str | None:
+    """The brief from the capture daemon's socket, or ``None`` if it cannot answer in time."""
+    remaining = deadline - time.monotonic() - 0.05
+    if remaining <= 0:
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(remaining)
+            sock.connect(path)
+            sock.sendall(request + b"\n")
+            sock.shutdown(socket.SHUT_WR)
+            chunks: list[bytes] = []
+            size = 0
+            while size < RESPONSE_LIMIT:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+    except OSError:
+        return None
+    answer = b"".join(chunks).decode("utf-8", errors="replace")
+    if not answer.startswith("ok\n"):
+        return None
+    return answer[3:]
+
+
+def session_start(platform: str, deadline: float) -> None:
+    import json
+
+    from agents_memory.hooks.session_start import build_direct, parse_event, render
+    from agents_memory.paths import brief_socket_path
+
+    stdin_text = sys.stdin.read() if not sys.stdin.isatty() else ""
+    event = parse_event(stdin_text)
+    request = json.dumps({"platform": platform, "event": event}).encode()
+    brief = ask_daemon(str(brief_socket_path()), request, deadline)
+    if brief is None:
+        brief = build_direct(platform, event)
+    output = render(brief)
+    if output:
+        sys.stdout.write(output + "\n")
+        sys.stdout.flush()
+
+
+def run(argv: list[str]) -> None:
+    """``argv``: ``["session-start", "--platform", P]`` or ``["flush"]``. Never raises."""
+    from agents_memory.paths import hook_budget_ms
+
+    deadline = arm_deadline(hook_budget_ms())
+    try:
+        if argv[:1] == ["flush"]:
+            from agents_memory.hooks.flush import run as run_flush
+
+            run_flush()
+        elif argv[:1] == ["session-start"]:
+            platform = _platform(argv[1:])
+            if platform is not None:
+                session_start(platform, deadline)
+    except BaseException:  # noqa: S110 - hooks fail open: no output, exit 0
+        pass
+    _leave()
+
+
+def _platform(args: list[str]) -> str | None:
+    for index, arg in enumerate(args):
+        if arg == "--platform" and index + 1 < len(args):
+            value = args[index + 1]
+        elif arg.startswith("--platform="):
+            value = arg.partition("=")[2]
+        else:
+            continue
+        return value if value in PLATFORMS else None
+    return None
+
+
+def wants_fast_path(argv: list[str]) -> bool:
+    """A hook invocation that is not asking for help."""
+    return (
+        len(argv) >= 2
+        and argv[0] == "hook"
+        and argv[1] in ("session-start", "flush")
+        and not {"-h", "--help"} & set(argv)
+    )

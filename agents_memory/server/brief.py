@@ -77,13 +77,14 @@ def gather_sections(
     project = (briefdata.project_tag_for_root(conn, root) if root else None) or (
         root.rsplit("/", 1)[-1] if root else None
     )
-    where = f"{request.platform or 'unknown client'}"
+    where = request.platform or ""
     if request.model:
-        where += f" ({request.model})"
+        where += f" ({request.model})" if where else request.model
+    current = f"{where} @ {request.device}" if where else request.device
     header = [
         BRIEF_MARKER,
         f"# Memory Briefing (user: {profiles.user_name})",
-        f"Current: {where} @ {request.device}" + (f" · project {project}" if project else ""),
+        f"Current: {current}" + (f" · project {project}" if project else ""),
     ]
     seen: set[str] = set()
     sections = [Section(None, header, required=True)]

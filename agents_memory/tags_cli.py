@@ -15,8 +15,10 @@ import psycopg
 
 from agents_memory.cli_common import debug_option, settings_from
 from agents_memory.config import Settings
+from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
-from agents_memory.store.tags import AliasSuggestion, NewTagSuggestion, TagEditError
+from agents_memory.store.tag_suggestions import AliasSuggestion, NewTagSuggestion
+from agents_memory.store.tags import TagEditError
 
 
 @click.group()
@@ -45,8 +47,8 @@ def list_tags(ctx: click.Context, as_json: bool) -> None:
     with conn:
         all_tags = tag_store.list_project_tags(conn)
         counts = tag_store.tag_row_counts(conn)
-        new = tag_store.new_suggestions(conn, user_id)
-        aliases = tag_store.alias_suggestions(conn, user_id)
+        new = suggestion_store.new_suggestions(conn, user_id)
+        aliases = suggestion_store.alias_suggestions(conn, user_id)
     names = {t.id: t.name for t in all_tags}
     total: dict[int, int] = {}
     for tag in all_tags:
@@ -135,12 +137,12 @@ def _parse_ref(
         raise click.ClickException(f"not a suggestion id: {ref!r} (use n<id> or a<id>)")
     suggestion_id = int(number)
     new = (
-        tag_store.get_new_suggestion(conn, user_id, suggestion_id, lock=True)
+        suggestion_store.get_new_suggestion(conn, user_id, suggestion_id, lock=True)
         if kind in (None, "n")
         else None
     )
     alias = (
-        tag_store.get_alias_suggestion(conn, user_id, suggestion_id, lock=True)
+        suggestion_store.get_alias_suggestion(conn, user_id, suggestion_id, lock=True)
         if kind in (None, "a")
         else None
     )
@@ -183,7 +185,7 @@ def confirm_new_tag(conn: psycopg.Connection[Any], suggestion: NewTagSuggestion)
     if suggestion.git_root or suggestion.git_remote:
         filed += tag_store.retro_tag_git(conn, tag_id, suggestion.git_root, suggestion.git_remote)
     filed += tag_store.retro_tag_dtag(conn, tag_id, suggestion.name)
-    tag_store.decide_new_suggestion(
+    suggestion_store.decide_new_suggestion(
         conn, suggestion.id, "confirmed", project_tag_id=tag_id, retrotagged=filed
     )
     return f"created project tag {suggestion.name!r}; filed {filed} row(s) under it"
@@ -194,8 +196,8 @@ def confirm_alias(conn: psycopg.Connection[Any], user_id: int, suggestion: Alias
         tag_store.set_alias(conn, suggestion.source_tag_id, suggestion.target_tag_id)
     except TagEditError as exc:
         raise click.ClickException(str(exc)) from exc
-    tag_store.decide_alias_suggestion(conn, suggestion.id, "confirmed")
-    tag_store.supersede_alias_suggestions(
+    suggestion_store.decide_alias_suggestion(conn, suggestion.id, "confirmed")
+    suggestion_store.supersede_alias_suggestions(
         conn, user_id, suggestion.source_tag_id, keep=suggestion.id
     )
     return f"{suggestion.source_name!r} is now an alias of {suggestion.target_name!r}"
@@ -212,10 +214,10 @@ def reject(ctx: click.Context, ref: str, reason: str | None) -> None:
     with conn:
         suggestion = _parse_ref(conn, user_id, ref)
         if isinstance(suggestion, NewTagSuggestion):
-            tag_store.decide_new_suggestion(conn, suggestion.id, "rejected", reason=reason)
+            suggestion_store.decide_new_suggestion(conn, suggestion.id, "rejected", reason=reason)
             what = f"new project tag {suggestion.name!r}"
         else:
-            tag_store.decide_alias_suggestion(conn, suggestion.id, "rejected", reason=reason)
+            suggestion_store.decide_alias_suggestion(conn, suggestion.id, "rejected", reason=reason)
             what = f"{suggestion.source_name!r} -> {suggestion.target_name!r}"
     click.echo(f"rejected {what}")
 
@@ -241,7 +243,7 @@ def alias(ctx: click.Context, source: str, target: str) -> None:
             tag_store.set_alias(conn, src.id, dst.id)
         except TagEditError as exc:
             raise click.ClickException(str(exc)) from exc
-        tag_store.supersede_alias_suggestions(conn, user_id, src.id)
+        suggestion_store.supersede_alias_suggestions(conn, user_id, src.id)
     click.echo(f"{src.name!r} is now an alias of {dst.name!r}")
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agents_memory.adapters._jsonl import complete_end, iter_records, parse_timestamp
+from agents_memory.adapters._text import tag_blocks
 from agents_memory.adapters.base import (
     MCP_SERVER_NAME,
     Adapter,
@@ -193,7 +194,7 @@ def _user_text(content: object) -> tuple[str, str | None] | None:
     """``(text, raw_text)`` from the ``<USER_REQUEST>`` blocks, or ``None`` when there are none."""
     if not isinstance(content, str):
         return None
-    requests, outside = _blocks(content, "<USER_REQUEST>", "</USER_REQUEST>")
+    requests, outside = tag_blocks(content, "<USER_REQUEST>", "</USER_REQUEST>")
     if not requests:
         return None
     return "\n\n".join(requests), content if outside else None
@@ -204,28 +205,10 @@ def _selected_model(content: object) -> str | None:
     if not isinstance(content, str) or "Model Selection" not in content:
         return None
     model = None
-    for change in _blocks(content, "<USER_SETTINGS_CHANGE>", "</USER_SETTINGS_CHANGE>")[0]:
+    for change in tag_blocks(content, "<USER_SETTINGS_CHANGE>", "</USER_SETTINGS_CHANGE>")[0]:
         for match in _MODEL_SELECTION.finditer(change):
             model = match.group(1).strip() or model
     return model
-
-
-def _blocks(text: str, opening: str, closing: str) -> tuple[list[str], bool]:
-    """The stripped, non-empty bodies of every ``opening…closing`` block in ``text``, and whether
-    anything but whitespace lies outside them (str.find: a lazy regex crawls long prompts)."""
-    bodies: list[str] = []
-    outside = False
-    pos = 0
-    while (start := text.find(opening, pos)) >= 0:
-        end = text.find(closing, start + len(opening))
-        if end < 0:
-            break
-        outside = outside or (start > pos and not text[pos:start].isspace())
-        body = text[start + len(opening) : end].strip()
-        if body:
-            bodies.append(body)
-        pos = end + len(closing)
-    return bodies, outside or (pos < len(text) and not text[pos:].isspace())
 
 
 def _conversation_id(path: Path) -> str:

@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from agents_memory.adapters._jsonl import iter_records
+from agents_memory.adapters._text import tag_blocks
 from agents_memory.adapters.base import (
     MCP_SERVER_NAME,
     Adapter,
@@ -172,7 +173,7 @@ class _Session:
         if record.get("synthetic_reason"):
             return None
         original = _content_text(record.get("content")).strip()
-        queries, outside = _blocks(original, "<user_query>", "</user_query>")
+        queries, outside = tag_blocks(original, "<user_query>", "</user_query>")
         text = "\n\n".join(queries) if queries else original
         if not text or (text[0] == "<" and _ONLY_TAGS.fullmatch(text)):
             return None
@@ -250,21 +251,3 @@ def _decode_cwd(name: str) -> str | None:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def _blocks(text: str, opening: str, closing: str) -> tuple[list[str], bool]:
-    """The stripped, non-empty bodies of every ``opening…closing`` block in ``text``, and whether
-    anything but whitespace lies outside them (str.find: a lazy regex crawls long prompts)."""
-    bodies: list[str] = []
-    outside = False
-    pos = 0
-    while (start := text.find(opening, pos)) >= 0:
-        end = text.find(closing, start + len(opening))
-        if end < 0:
-            break
-        outside = outside or (start > pos and not text[pos:start].isspace())
-        body = text[start + len(opening) : end].strip()
-        if body:
-            bodies.append(body)
-        pos = end + len(closing)
-    return bodies, outside or (pos < len(text) and not text[pos:].isspace())

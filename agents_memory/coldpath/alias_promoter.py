@@ -34,9 +34,10 @@ from agents_memory.coldpath.dtag_promoter import promote_dtags
 from agents_memory.coldpath.text import jaccard, name_similarity
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
 from agents_memory.store import tag_signals as signals
+from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
 from agents_memory.store.tag_signals import RootTagStats, SampleRow
-from agents_memory.store.tags import AliasVerdict
+from agents_memory.store.tag_suggestions import AliasVerdict
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ class AliasPromoterJob(Job):
         settings = ctx.settings
         with unit_of_work(ctx.conn):
             found = find_candidates(ctx)
-            blocked = tag_store.blocked_alias_pairs(
+            blocked = suggestion_store.blocked_alias_pairs(
                 ctx.conn, ctx.user_id, rejudge_days=settings.project_alias_rejudge_days
             )
         fresh = [c for c in found if frozenset((c.source.id, c.target.id)) not in blocked]
@@ -114,16 +115,18 @@ class AliasPromoterJob(Job):
             and verdict.confidence >= ctx.settings.project_alias_pending_min
         )
         if not qualifies:
-            tag_store.record_alias_verdict(ctx.conn, ctx.user_id, verdict, "expired")
+            suggestion_store.record_alias_verdict(ctx.conn, ctx.user_id, verdict, "expired")
             report.skipped += 1
             return
         if ctx.settings.alias_auto_apply and verdict.auto_apply_eligible:
             tag_store.set_alias(ctx.conn, verdict.source_tag_id, verdict.target_tag_id)
-            tag_store.record_alias_verdict(ctx.conn, ctx.user_id, verdict, "auto_applied")
-            tag_store.supersede_alias_suggestions(ctx.conn, ctx.user_id, verdict.source_tag_id)
+            suggestion_store.record_alias_verdict(ctx.conn, ctx.user_id, verdict, "auto_applied")
+            suggestion_store.supersede_alias_suggestions(
+                ctx.conn, ctx.user_id, verdict.source_tag_id
+            )
             report.notes.append(f"auto-applied {candidate.source.name} -> {candidate.target.name}")
         else:
-            tag_store.record_alias_verdict(ctx.conn, ctx.user_id, verdict, "pending")
+            suggestion_store.record_alias_verdict(ctx.conn, ctx.user_id, verdict, "pending")
         report.processed += 1
 
 

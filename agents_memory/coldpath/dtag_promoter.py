@@ -21,6 +21,7 @@ from agents_memory.coldpath.base import JobContext, JobReport
 from agents_memory.coldpath.text import normalize_tag
 from agents_memory.coldpath.units import unit_of_work
 from agents_memory.store import tag_signals as signals
+from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
 
 
@@ -61,7 +62,7 @@ def promote_dtags(ctx: JobContext, report: JobReport) -> None:
             uses = sum(dict(counts)[m] for m in cluster["members"])
             if uses < ctx.settings.dtag_promote_min_count or cluster["canonical"] in tag_names:
                 continue
-            opened = tag_store.suggest_new_tag(
+            opened = suggestion_store.suggest_new_tag(
                 ctx.conn,
                 ctx.user_id,
                 cluster["canonical"],

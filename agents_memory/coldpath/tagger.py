@@ -23,8 +23,10 @@ from agents_memory.coldpath import prompts
 from agents_memory.coldpath.base import Job, JobContext, JobReport
 from agents_memory.coldpath.text import keyword_tags, normalize_tags, slugify
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
+from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
-from agents_memory.store.tags import NewTagSuggestion, ProjectTag, TagRow
+from agents_memory.store.tag_suggestions import NewTagSuggestion
+from agents_memory.store.tags import ProjectTag, TagRow
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +73,7 @@ class TaggerJob(Job):
             tag_store.list_project_tags(conn),
             candidates,
             registry,
-            tag_store.new_suggestion_names(conn, ctx.user_id),
+            suggestion_store.new_suggestion_names(conn, ctx.user_id),
         )
         for row in rows:
             try:
@@ -154,10 +156,10 @@ class TaggerJob(Job):
             if slug in known.by_name:
                 return known.by_name[slug].id
             if not known.registry and slug not in known.suggestion_names:
-                tag_store.suggest_new_tag(ctx.conn, ctx.user_id, slug, members=[slug])
+                suggestion_store.suggest_new_tag(ctx.conn, ctx.user_id, slug, members=[slug])
                 known.suggestion_names[slug] = "pending"
             elif known.suggestion_names.get(slug) == "pending":
-                tag_store.suggest_new_tag(ctx.conn, ctx.user_id, slug)
+                suggestion_store.suggest_new_tag(ctx.conn, ctx.user_id, slug)
             return None
         tag = known.by_name.get(text.lower()) or known.by_name.get(slugify(text))
         if tag is None or (known.registry and tag not in known.candidates):
@@ -166,17 +168,17 @@ class TaggerJob(Job):
 
     def _suggest_repository(self, ctx: JobContext, row: TagRow, known: _Known) -> None:
         """Ask a person about a repository no project tag owns (one suggestion per repo)."""
-        existing: NewTagSuggestion | None = tag_store.git_suggestion_for(
+        existing: NewTagSuggestion | None = suggestion_store.git_suggestion_for(
             ctx.conn, ctx.user_id, row.git_root, row.git_remote
         )
         if existing is not None:
             if existing.status == "pending":
-                tag_store.suggest_new_tag(ctx.conn, ctx.user_id, existing.name)
+                suggestion_store.suggest_new_tag(ctx.conn, ctx.user_id, existing.name)
             return
         name = _free_name(_repository_names(row.git_root, row.git_remote), known)
         if name is None:
             return
-        tag_store.suggest_new_tag(
+        suggestion_store.suggest_new_tag(
             ctx.conn,
             ctx.user_id,
             name,

@@ -11,7 +11,7 @@ import psycopg
 from agents_memory.coldpath.alias_promoter import AliasPromoterJob
 from agents_memory.config import Settings
 from agents_memory.store import briefdata
-from agents_memory.store import tags as tag_store
+from agents_memory.store import tag_suggestions as suggestion_store
 
 from .jobkit import NOW, ScriptedLLM, add, answers, context, make_tag, real_llm, row
 
@@ -92,8 +92,8 @@ def test_a_rejected_pair_is_never_suggested_again(
     _renamed_pair(conn, settings)
     ctx = context(conn, settings)
     AliasPromoterJob().run(ctx)
-    (pending,) = tag_store.alias_suggestions(conn, ctx.user_id)
-    tag_store.decide_alias_suggestion(conn, pending.id, "rejected")
+    (pending,) = suggestion_store.alias_suggestions(conn, ctx.user_id)
+    suggestion_store.decide_alias_suggestion(conn, pending.id, "rejected")
     conn.commit()
     add(conn, settings, row("again: hive-mind is the same as agents-memory"))
     conn.execute("UPDATE project_tag_alias_suggestions SET created_at = now() - interval '1 year'")
@@ -200,7 +200,7 @@ def test_frequent_d_tags_become_new_tag_suggestions_only_with_an_llm(
     ctx = context(conn, settings)
     plain = AliasPromoterJob().run(ctx)
     assert "d_tag promoter: no LLM, no new-tag suggestions" in plain.notes
-    assert tag_store.new_suggestions(conn, ctx.user_id) == []
+    assert suggestion_store.new_suggestions(conn, ctx.user_id) == []
 
     def reply(role: str, user: str) -> Any:
         assert role == "clusterer" and "- rocket (" in user
@@ -218,18 +218,18 @@ def test_frequent_d_tags_become_new_tag_suggestions_only_with_an_llm(
         }
 
     AliasPromoterJob().run(context(conn, settings, llm=ScriptedLLM(reply)))
-    (suggestion,) = tag_store.new_suggestions(conn, ctx.user_id)
+    (suggestion,) = suggestion_store.new_suggestions(conn, ctx.user_id)
     assert (suggestion.name, suggestion.members, suggestion.uses) == (
         "rocket",
         ["rocket", "rockets"],
         11,
     )
     assert suggestion.recommendation == "project"
-    tag_store.decide_new_suggestion(conn, suggestion.id, "rejected")
+    suggestion_store.decide_new_suggestion(conn, suggestion.id, "rejected")
     conn.commit()
     _file(conn, settings, None, 5, d_tags=["rocket"])
     AliasPromoterJob().run(context(conn, settings, llm=ScriptedLLM(reply)))
-    assert tag_store.new_suggestions(conn, ctx.user_id) == []
+    assert suggestion_store.new_suggestions(conn, ctx.user_id) == []
 
 
 def test_existing_tags_file_rows_without_git_that_carry_their_exact_name(

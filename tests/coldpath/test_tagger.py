@@ -12,6 +12,7 @@ from agents_memory.capture.gitinfo import git_info
 from agents_memory.coldpath.tagger import TaggerJob
 from agents_memory.coldpath.text import keyword_tags
 from agents_memory.config import Settings
+from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
 from agents_memory.store.knowledge import update_memory_text
 from agents_memory.tags_cli import confirm_new_tag
@@ -30,8 +31,10 @@ from .jobkit import (
 )
 
 
-def _pending(conn: psycopg.Connection[Any], user_id: int) -> list[tag_store.NewTagSuggestion]:
-    return tag_store.new_suggestions(conn, user_id)
+def _pending(
+    conn: psycopg.Connection[Any], user_id: int
+) -> list[suggestion_store.NewTagSuggestion]:
+    return suggestion_store.new_suggestions(conn, user_id)
 
 
 def test_rows_of_a_known_repository_get_its_tag_and_keyword_d_tags_without_an_llm(
@@ -234,12 +237,12 @@ def test_a_rejected_repository_is_never_suggested_again(
     ctx = context(conn, settings)
     TaggerJob().run(ctx)
     (suggestion,) = _pending(conn, ctx.user_id)
-    tag_store.decide_new_suggestion(conn, suggestion.id, "rejected")
+    suggestion_store.decide_new_suggestion(conn, suggestion.id, "rejected")
     conn.commit()
     add(conn, settings, row("b", git_root="/src/junk"))
     TaggerJob().run(ctx)
     assert _pending(conn, ctx.user_id) == []
-    (again,) = tag_store.new_suggestions(conn, ctx.user_id, statuses=("rejected",))
+    (again,) = suggestion_store.new_suggestions(conn, ctx.user_id, statuses=("rejected",))
     assert again.uses == 1
 
 

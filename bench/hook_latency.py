@@ -27,6 +27,7 @@ from pathlib import Path
 from agents_memory.adapters import all_adapters
 from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
+from agents_memory.config import Settings
 from bench import common, synth
 
 PY = sys.executable
@@ -116,6 +117,43 @@ def _measure(
     return row
 
 
+def _brief_build(settings: Settings, runs: int) -> tuple[object, ...]:
+    """The brief builder alone, in process, on a warm connection (SPEC §8: < 100 ms)."""
+    from agents_memory.server.brief import BriefRequest, build_brief
+    from agents_memory.store import database
+    from agents_memory.store.memories import ensure_user
+
+    request = BriefRequest(
+        platform="claude-code",
+        model=None,
+        device=settings.device_name,
+        cwd="/work/proj",
+        max_chars=9500,
+    )
+    with database.connect(database.locate_database(settings)) as conn:
+        user_id = ensure_user(conn, settings.user_name)
+        build_brief(conn, settings, user_id, request)
+        load = common.load_avg()
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            build_brief(conn, settings, user_id, request)
+            times.append(time.perf_counter() - started)
+            conn.rollback()
+    s = common.summary_ms(times)
+    row = (
+        "brief build alone (in process, warm connection)",
+        s["n"],
+        s["p50"],
+        s["p95"],
+        s["max"],
+        runs,
+        load,
+    )
+    print(row, flush=True)
+    return row
+
+
 @contextmanager
 def _capture_daemon(home: Path, env: dict[str, str]) -> Iterator[None]:
     """``memory-capture run`` serving briefs on its socket, for as long as the block runs."""
@@ -169,6 +207,7 @@ def main() -> None:
                 )
             )
         imports = importtime(env, stdin)
+        rows.append(_brief_build(db.settings(embedding_backend="none"), args.runs * 5))
         down = db.env(
             DATABASE_URL="postgresql://postgres@127.0.0.1:9/bench", EMBEDDING_BACKEND="none"
         )

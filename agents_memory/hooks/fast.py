@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from types import FrameType
 
@@ -27,10 +28,18 @@ def _leave(_signum: int = 0, _frame: FrameType | None = None) -> None:
 
 
 def arm_deadline(budget_ms: int) -> float:
-    """Exit 0 silently after ``budget_ms``; returns the absolute deadline (monotonic)."""
+    """Exit 0 silently after ``budget_ms``; returns the absolute deadline (monotonic).
+
+    Two clocks: SIGALRM for Python code, and a timer thread for when the main thread sits in a
+    C call that holds no GIL (libpq waiting on a hung server), where a Python signal handler
+    would only run after the call returns."""
+    seconds = budget_ms / 1000
     signal.signal(signal.SIGALRM, _leave)
-    signal.setitimer(signal.ITIMER_REAL, budget_ms / 1000)
-    return time.monotonic() + budget_ms / 1000
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    timer = threading.Timer(seconds, _leave)
+    timer.daemon = True
+    timer.start()
+    return time.monotonic() + seconds
 
 
 def ask_daemon(path: str, request: bytes, deadline: float) -> str | None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agents_memory import __version__
+from agents_memory.adapters import names as adapter_names
 from agents_memory.cli_common import configure_logging, debug_option, run_main, settings_from
 from agents_memory.config import (
     Settings,
@@ -164,7 +165,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         ctx.exit(1)
 
 
-HOOK_PLATFORMS = ("claude-code", "codex-cli", "gemini-cli", "grok", "antigravity")
+HOOK_PLATFORMS = tuple(adapter_names())
 
 
 def _install_options(func: Callable[..., Any]) -> Callable[..., Any]:

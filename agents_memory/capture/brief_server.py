@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg
 
+from agents_memory.adapters import names
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.store import database
@@ -26,7 +27,6 @@ from agents_memory.store.memories import ensure_user
 log = logging.getLogger(__name__)
 
 REQUEST_LIMIT = 256 * 1024
-PLATFORMS = frozenset({"claude-code", "codex-cli", "gemini-cli", "grok", "antigravity"})
 
 
 class BriefServer:
@@ -82,7 +82,7 @@ class BriefServer:
             request = json.loads(_read_line(client))
             platform = request.get("platform")
             event = request.get("event") or {}
-            if platform not in PLATFORMS or not isinstance(event, dict):
+            if platform not in names() or not isinstance(event, dict):
                 return b"err\n"
             brief = self._brief(platform, event)
         except (OSError, ValueError, psycopg.Error, AgentsMemoryError) as exc:

@@ -16,7 +16,6 @@ import threading
 import time
 from types import FrameType
 
-PLATFORMS = ("claude-code", "codex-cli", "gemini-cli", "grok", "antigravity")
 RESPONSE_LIMIT = 1 << 20
 
 
@@ -114,7 +113,9 @@ def _platform(args: list[str]) -> str | None:
             value = arg.partition("=")[2]
         else:
             continue
-        return value if value in PLATFORMS else None
+        from agents_memory.adapters import names
+
+        return value if value in names() else None
     return None
 
 

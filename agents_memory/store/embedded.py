@@ -21,7 +21,6 @@ import importlib.util
 import logging
 import os
 import pwd
-import shutil
 import stat
 import subprocess
 import tempfile
@@ -121,16 +120,6 @@ class EmbeddedServer:
                 ]
             )
             return True
-
-    def size_bytes(self) -> int:
-        total = 0
-        for root, _dirs, files in os.walk(self.pgdata):
-            for name in files:
-                try:
-                    total += (Path(root) / name).lstat().st_size
-                except OSError:
-                    continue
-        return total
 
     # --- steps ----------------------------------------------------------------------------
     @contextmanager
@@ -324,8 +313,3 @@ def _tail(path: Path, lines: int = 3) -> str:
     except OSError:
         return "(no log)"
     return " | ".join(text[-lines:]) or "(empty log)"
-
-
-def remove_cluster(pgdata: Path) -> None:
-    """Delete a stopped cluster's files (used by tests and ``doctor --reset`` style tooling)."""
-    shutil.rmtree(pgdata, ignore_errors=True)

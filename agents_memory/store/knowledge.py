@@ -30,11 +30,6 @@ def get_memory(conn: psycopg.Connection[Any], user_id: int, memory_id: int) -> M
         return cur.fetchone()
 
 
-def memory_exists_elsewhere(conn: psycopg.Connection[Any], memory_id: int) -> bool:
-    row = conn.execute("SELECT 1 FROM memory WHERE id = %s", (memory_id,)).fetchone()
-    return row is not None
-
-
 def update_memory_text(
     conn: psycopg.Connection[Any],
     memory_id: int,

@@ -48,6 +48,7 @@ from agents_memory.adapters.base import (
     MCP_SERVER_NAME,
     Adapter,
     Commands,
+    EnsureSetting,
     FileEdit,
     HookGroup,
     InstallPlan,
@@ -63,6 +64,16 @@ from agents_memory.adapters.base import (
 )
 
 PLATFORM = "codex-cli"
+
+STARTUP_TIMEOUT_SEC = 30
+"""Our server's ``startup_timeout_sec`` (Codex's default, 10 s, is tight on a busy machine:
+importing the MCP SDK alone takes 1-3 s of CPU)."""
+
+STARTUP_GRACE_MS = 5000
+"""``mcp_optional_startup_grace_ms``, set only when the user has none: how long Codex waits for
+optional MCP servers before it sends the first turn. Without it ``codex exec`` sends its one
+turn at once and our tools miss it (measured with Codex 0.171). Codex stops waiting as soon
+as the servers are up, so this costs only our start-up time (~1-2 s) on the first turn."""
 
 _KNOWN_KINDS = frozenset(
     {
@@ -321,7 +332,13 @@ class CodexAdapter(Adapter):
         mcp = FileEdit(
             home / ".codex" / "config.toml",
             "toml",
-            (OwnedEntry(("mcp_servers", MCP_SERVER_NAME), stdio_server(commands)),),
+            (
+                OwnedEntry(
+                    ("mcp_servers", MCP_SERVER_NAME),
+                    stdio_server(commands, startup_timeout_sec=STARTUP_TIMEOUT_SEC),
+                ),
+                EnsureSetting(("mcp_optional_startup_grace_ms",), STARTUP_GRACE_MS),
+            ),
             "MCP server",
         )
         return InstallPlan(PLATFORM, (hooks, mcp), followups=("codex-hook-trust",))

@@ -364,7 +364,6 @@ trust_level = "trusted"
         doc = tomlkit.parse(config.read_text(encoding="utf-8"))
         ours = doc["mcp_servers"]["mcp-agents-memory"]  # type: ignore[index]
         ours["default_tools_approval_mode"] = "approve"  # type: ignore[index]
-        ours["startup_timeout_sec"] = 120  # type: ignore[index]  # default 10 s: tight when busy
         config.write_text(tomlkit.dumps(doc), encoding="utf-8")
 
     def headless(self, prompt: str) -> list[str]:

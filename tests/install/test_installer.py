@@ -66,6 +66,8 @@ def test_install_keeps_every_foreign_setting_comment_and_hook(home: Path, make_i
         if path.name == "settings.json" and path.parent.name == ".gemini":
             assert after["hooksConfig"] == {"enabled": True}  # type: ignore[index]
             after.pop("hooksConfig")  # type: ignore[union-attr]
+        if path.name == "config.toml" and path.parent.name == ".codex":
+            assert after.pop("mcp_optional_startup_grace_ms") == 5000  # type: ignore[union-attr]
         assert without_ours(after) == before[path], path
     codex = (home / ".codex" / "config.toml").read_text(encoding="utf-8")
     for comment in ("# Codex settings — hand edited", "# the fast one", "# docs server, keep me"):
@@ -93,10 +95,13 @@ def test_install_writes_what_each_client_reads(home: Path, make_installer, comma
     brief = gemini["hooks"]["SessionStart"][0]["hooks"][0]  # type: ignore[index]
     assert brief["timeout"] == 10000 and brief["name"] == "mcp-agents-memory-brief"
     assert {"AfterAgent", "SessionEnd"} <= set(gemini["hooks"])  # type: ignore[index]
-    assert load(home / ".codex" / "config.toml")["mcp_servers"]["mcp-agents-memory"] == {  # type: ignore[index]
+    codex = load(home / ".codex" / "config.toml")
+    assert codex["mcp_servers"]["mcp-agents-memory"] == {  # type: ignore[index]
         "command": server,
         "args": [],
+        "startup_timeout_sec": 30,
     }
+    assert codex["mcp_optional_startup_grace_ms"] == 5000
     agy = load(home / ".gemini" / "config" / "mcp_config.json")
     assert agy["mcpServers"]["mcp-agents-memory"]["command"] == server  # type: ignore[index]
     rules = (home / ".grok" / "rules" / "mcp-agents-memory.md").read_text("utf-8")
@@ -347,3 +352,16 @@ def test_refresh_never_creates_files_or_breaks_the_markers(home: Path) -> None:
     refresh_context_blocks(home, f"evil {BLOCK_END} text")
     text = path.read_text("utf-8")
     assert text.count(BLOCK_END) == 1 and "evil  text" in text
+
+
+def test_codex_keeps_the_users_own_startup_grace(home: Path, make_installer) -> None:
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    original = "mcp_optional_startup_grace_ms = 750  # mine\n\n[features]\nhooks = true\n"
+    config.write_text(original, encoding="utf-8")
+    make_installer().run("install", ("codex-cli",))
+    installed = config.read_text("utf-8")
+    assert "mcp_optional_startup_grace_ms = 750  # mine" in installed
+    assert "startup_timeout_sec = 30" in installed
+    make_installer().run("uninstall", ("codex-cli",))
+    assert config.read_text("utf-8") == original

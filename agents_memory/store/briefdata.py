@@ -128,14 +128,17 @@ def active_projects(
 def tag_summaries(
     conn: psycopg.Connection[Any], user_id: int, *, before: datetime, limit: int
 ) -> list[TagSummaryLine]:
-    """The newest summary per tag of history older than the short-term window."""
+    """The newest summary per group (project tag, git root, or no project) of history older
+    than the short-term window; the groups with the most recent summaries first."""
     with conn.cursor(row_factory=class_row(TagSummaryLine)) as cur:
         cur.execute(
-            "SELECT DISTINCT ON (coalesce(t.name, s.d_tag))"
-            " coalesce(t.name, s.d_tag) AS tag, s.period_start, s.period_end, s.summary"
-            " FROM tag_summaries s LEFT JOIN project_tags t ON t.id = s.p_tag_id"
-            " WHERE s.user_id = %s AND s.period_start < %s"
-            " ORDER BY coalesce(t.name, s.d_tag), s.period_end DESC LIMIT %s",
+            "SELECT tag, period_start, period_end, summary FROM ("
+            " SELECT DISTINCT ON (coalesce(t.name, s.d_tag))"
+            "  coalesce(t.name, s.d_tag) AS tag, s.period_start, s.period_end, s.summary"
+            "  FROM tag_summaries s LEFT JOIN project_tags t ON t.id = s.p_tag_id"
+            "  WHERE s.user_id = %s AND s.period_start < %s"
+            "  ORDER BY coalesce(t.name, s.d_tag), s.period_end DESC) AS newest"
+            " ORDER BY period_end DESC, tag LIMIT %s",
             (user_id, before, limit),
         )
         return cur.fetchall()

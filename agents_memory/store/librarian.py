@@ -20,7 +20,8 @@ class LibrarianState:
     last_run_at: datetime | None
     msg_count_at_run: int | None
     user_turns: int
-    """Active ``role='user'`` rows now."""
+    """``role='user'`` rows now, archived ones included (so archiving never looks like fewer
+    new turns)."""
 
     @property
     def new_turns(self) -> int:
@@ -37,8 +38,8 @@ class UserTurn:
 def librarian_state(conn: psycopg.Connection[Any], user_id: int) -> LibrarianState:
     row = conn.execute(
         "SELECT u.librarian_last_run_at, u.librarian_msg_count_at_run,"
-        " (SELECT count(*) FROM memory m WHERE m.user_id = u.user_id AND m.role = 'user'"
-        "  AND m.is_active) FROM users u WHERE u.user_id = %s",
+        " (SELECT count(*) FROM memory m WHERE m.user_id = u.user_id AND m.role = 'user')"
+        " FROM users u WHERE u.user_id = %s",
         (user_id,),
     ).fetchone()
     if row is None:

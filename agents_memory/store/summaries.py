@@ -1,7 +1,8 @@
 """Tag summaries (the Clusterer's output, which the brief shows) and age-based archive.
 
-A summary covers one group - a canonical project tag, or a git root for rows no tag owns -
-over one period (``date_bin`` of ``period_days`` from a Monday). It is keyed by the group and
+A summary covers one group - a canonical project tag, a git root for rows no tag owns, or
+``NO_PROJECT`` (stored as the group's ``d_tag``; no git root looks like it) for rows outside any
+repository - over one period (``date_bin`` of ``period_days`` from a Monday). It is keyed by the group and
 the period start (unique index, 0004), so writing it again replaces it. A period needs a
 summary when it has none yet or when rows arrived that the stored one does not cover.
 """
@@ -18,12 +19,15 @@ from psycopg.rows import class_row
 
 PERIOD_ORIGIN = datetime(2001, 1, 1, tzinfo=UTC)  # a Monday: weekly periods start on Mondays
 _IDLE_KEY = "coldpath.clusterer.idle_at.{user_id}"
+NO_PROJECT = "(no project)"
+"""The label of the group of rows with neither a project tag nor a git root."""
 
 
 @dataclass(frozen=True, slots=True)
 class PeriodGroup:
     tag_id: int | None
     git_root: str | None
+    """The git root (or ``NO_PROJECT``) when no project tag owns the group."""
     period_start: datetime
     ids: list[int]
     stored_ids: list[int] | None
@@ -47,18 +51,19 @@ def periods_to_summarise(
     limit: int | None,
 ) -> list[PeriodGroup]:
     """Group-periods of tagged, active rows older than ``before`` whose summary is missing
-    or stale, newest period first."""
+    or stale, newest period first. Rows with neither a project tag nor a git root form their
+    own group, so nothing is archived without a summary the brief can show."""
     with conn.cursor(row_factory=class_row(PeriodGroup)) as cur:
         cur.execute(
             "WITH src AS ("
             "  SELECT id,"
             "   CASE WHEN p_tag_id IS NOT NULL THEN canonical_project_tag_id(p_tag_id) END"
             "     AS tag_id,"
-            "   CASE WHEN p_tag_id IS NULL THEN git_root END AS git_root,"
+            "   CASE WHEN p_tag_id IS NULL THEN coalesce(git_root, %(none)s) END AS git_root,"
             "   date_bin(make_interval(days => %(days)s), message_at, %(origin)s)"
             "     AS period_start"
             "  FROM memory WHERE user_id = %(user)s AND is_active AND tag_processed"
-            "   AND message_at < %(before)s AND (p_tag_id IS NOT NULL OR git_root IS NOT NULL)),"
+            "   AND message_at < %(before)s),"
             " groups AS (SELECT tag_id, git_root, period_start, array_agg(id ORDER BY id) AS ids"
             "  FROM src GROUP BY 1, 2, 3)"
             " SELECT g.tag_id, g.git_root, g.period_start, g.ids, s.source_ids AS stored_ids"
@@ -71,6 +76,7 @@ def periods_to_summarise(
             " LIMIT %(limit)s",
             {
                 "days": period_days,
+                "none": NO_PROJECT,
                 "origin": PERIOD_ORIGIN,
                 "user": user_id,
                 "before": before,

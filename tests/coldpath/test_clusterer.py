@@ -14,6 +14,7 @@ from agents_memory.config import Settings
 from agents_memory.store import briefdata
 from agents_memory.store.search import search_memories
 from agents_memory.store.search_types import SearchFilters, SearchTuning
+from agents_memory.store.summaries import NO_PROJECT
 
 from .jobkit import NOW, add, answers, context, make_tag, real_llm, row
 
@@ -66,7 +67,13 @@ def _history(conn: psycopg.Connection[Any], settings: Settings) -> dict[str, lis
         row("No project at all, just chatting about the weather today.", age_days=4),
     )
     TaggerJob().run(context(conn, settings))
-    return {"week9": ids[:2], "week2": [ids[2]], "recent": [ids[3]], "other": [ids[4]]}
+    return {
+        "week9": ids[:2],
+        "week2": [ids[2]],
+        "recent": [ids[3]],
+        "other": [ids[4]],
+        "none": [ids[5]],
+    }
 
 
 def test_old_history_is_summarised_per_tag_and_week_without_an_llm(
@@ -74,14 +81,15 @@ def test_old_history_is_summarised_per_tag_and_week_without_an_llm(
 ) -> None:
     ids = _history(conn, settings)
     report = ClustererJob().run(context(conn, settings))
-    assert (report.processed, report.heuristic, report.llm_calls) == (3, 3, 0)
+    assert (report.processed, report.heuristic, report.llm_calls) == (4, 4, 0)
     found = _summaries(conn)
     assert [(f[0], f[1], f[2], f[3]) for f in found] == [
+        (NO_PROJECT, WEEK_OF_9_JUNE, ids["none"], "extractive"),
         ("/src/other", WEEK_OF_9_JUNE, ids["other"], "extractive"),
         ("memory", WEEK_OF_2_JUNE, ids["week2"], "extractive"),
         ("memory", WEEK_OF_9_JUNE, sorted(ids["week9"]), "extractive"),
     ]
-    week9 = found[2][4]
+    week9 = found[3][4]
     assert week9.startswith("2 turns (1 from the user).")
     assert "- We decided to use PostgreSQL for the shared memory pool." in week9
     assert "Fresh talk" not in " ".join(f[4] for f in found)
@@ -89,6 +97,7 @@ def test_old_history_is_summarised_per_tag_and_week_without_an_llm(
     assert {(s.tag, s.period_start) for s in shown} == {
         ("memory", WEEK_OF_9_JUNE),
         ("/src/other", WEEK_OF_9_JUNE),
+        (NO_PROJECT, WEEK_OF_9_JUNE),
     }
 
 
@@ -98,9 +107,9 @@ def test_a_period_is_summarised_again_only_when_new_rows_arrive(
     ids = _history(conn, settings)
     llm = answers({"summary": "- Chose PostgreSQL for the pool."})
     ClustererJob().run(context(conn, settings, llm=llm))
-    assert len(llm.calls) == 3
+    assert len(llm.calls) == 4
     again = ClustererJob().run(context(conn, settings, llm=llm))
-    assert (again.processed, len(llm.calls)) == (0, 3)
+    assert (again.processed, len(llm.calls)) == (0, 4)
 
     late = add(
         conn,
@@ -109,7 +118,7 @@ def test_a_period_is_summarised_again_only_when_new_rows_arrive(
     )
     TaggerJob().run(context(conn, settings))
     third = ClustererJob().run(context(conn, settings, llm=llm))
-    assert (third.processed, len(llm.calls)) == (1, 4)
+    assert (third.processed, len(llm.calls)) == (1, 5)
     week9 = [f for f in _summaries(conn) if f[0] == "memory" and f[1] == WEEK_OF_9_JUNE]
     assert len(week9) == 1 and week9[0][2] == sorted(ids["week9"] + late)
     assert week9[0][3] == "llm" and week9[0][4] == "- Chose PostgreSQL for the pool."
@@ -131,7 +140,8 @@ def test_a_batch_leaves_the_rest_for_the_next_run(
     _history(conn, settings)
     first = ClustererJob().run(context(conn, settings, drain=False, batch_size=2))
     second = ClustererJob().run(context(conn, settings, drain=False, batch_size=2))
-    assert (first.processed, second.processed) == (2, 1)
+    third = ClustererJob().run(context(conn, settings, drain=False, batch_size=2))
+    assert (first.processed, second.processed, third.processed) == (2, 2, 0)
 
 
 def test_archive_is_off_by_default(conn: psycopg.Connection[Any], settings: Settings) -> None:
@@ -179,7 +189,7 @@ def test_the_clusterer_works_through_the_real_client_and_the_fake_server(
     with real_llm(make_settings, db_url) as (server, llm):
         settings = make_settings(database_url=db_url)
         _history(conn, settings)
-        server.queue(*({"summary": f"summary {i}"} for i in range(3)))
+        server.queue(*({"summary": f"summary {i}"} for i in range(4)))
         report = ClustererJob().run(context(conn, settings, llm=llm))
-        assert report.llm_calls == 3
-        assert sorted(f[4] for f in _summaries(conn)) == ["summary 0", "summary 1", "summary 2"]
+        assert report.llm_calls == 4
+        assert sorted(f[4] for f in _summaries(conn)) == [f"summary {i}" for i in range(4)]

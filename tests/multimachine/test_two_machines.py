@@ -4,13 +4,8 @@ capture daemon and the MCP server, against one PostgreSQL reached over TCP on 12
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,50 +14,10 @@ import psycopg
 import pytest
 from mcp import Client, StdioServerParameters
 
-from agents_memory.store.embedded import EmbeddedServer
 from tests.capture.transcripts import claude_exchange, claude_session_path, expected_texts
-from tests.conftest import postgres_processes, private_tmp_dir
+from tests.multimachine.conftest import BIN, machine_env
 
 pytestmark = pytest.mark.slow
-BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def tcp_server() -> Iterator[str]:
-    base = private_tmp_dir("am-mm-")
-    server = EmbeddedServer(base / "pg", port=_free_port(), listen_host="127.0.0.1")
-    info = server.start()
-    try:
-        assert info.listen_host == "127.0.0.1"
-        yield f"postgresql://postgres@127.0.0.1:{info.port}/agents_memory"
-    finally:
-        server.stop()
-        leftover = postgres_processes(server.pgdata)
-        shutil.rmtree(base, ignore_errors=True)
-        assert leftover == []
-
-
-def _machine_env(home: Path, device: str, url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DB_", "MEMORY_"))}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_STATE_HOME=str(home / ".state"),
-        DATABASE_URL=url,
-        DEVICE_NAME=device,
-        EMBEDDING_BACKEND="none",
-        CAPTURE_RESCAN_SEC="0.5",
-        CAPTURE_DEBOUNCE_MS="50",
-        USER_NAME="shared-user",
-        COLD_PATH_ENABLED="false",
-    )
-    return env
 
 
 def _wait(predicate: Any, timeout: float = 60) -> None:
@@ -90,7 +45,7 @@ def test_two_machines_share_one_pool_and_keep_their_device_scope(
     tcp_server: str, tmp_path: Path
 ) -> None:
     homes = {name: tmp_path / name for name in ("laptop", "desktop")}
-    envs = {name: _machine_env(home, name, tcp_server) for name, home in homes.items()}
+    envs = {name: machine_env(home, name, tcp_server) for name, home in homes.items()}
     daemons = []
     try:
         for name, home in homes.items():

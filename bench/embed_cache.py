@@ -32,7 +32,8 @@ def embed(texts: list[str], kind: str, cache: Path, *, log: bool = True) -> np.n
     cache.mkdir(parents=True, exist_ok=True)
     path = cache / _key(texts, kind)
     if path.exists():
-        return np.load(path)
+        cached: np.ndarray[Any, Any] = np.load(path)
+        return cached
     settings = load_settings(env_file=cache / "absent.env", embedding_backend="local")
     embedder = create_embedder(settings)
     assert embedder is not None

@@ -27,6 +27,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,6 @@ from agents_memory.adapters import all_adapters
 from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
 from agents_memory.embeddings import to_halfvec
-from agents_memory.store import search as search_module
 from agents_memory.store.knowledge import set_embedding
 from agents_memory.store.search import SearchFilters, SearchTuning, find_user_id, search_memories
 from bench import common, embed_cache, locomo_data
@@ -62,6 +62,7 @@ def _record(turn: locomo_data.Turn, session: str, parent: str | None) -> tuple[s
         "uuid": uid,
         "timestamp": ts,
     }
+    rec: dict[str, Any]
     if turn.role == "user":
         rec = {**base, "type": "user", "message": {"role": "user", "content": turn.text}}
     else:
@@ -146,7 +147,7 @@ def import_all(
             started = time.perf_counter()
             changed = 0
             for mid, session, at_, message in rows:
-                d = keys[(session, at_.astimezone(common.UTC).isoformat())]
+                d = keys[(session, at_.astimezone(UTC).isoformat())]
                 dia[int(mid)] = d
                 i, text = texts[d]
                 if turn_vecs is None:
@@ -275,12 +276,6 @@ def rrf(a: dict[str, Ranked], b: dict[str, Ranked], k: int = 60) -> dict[str, Ra
     return out
 
 
-_RELATIVE_RECENCY = (
-    "extract(epoch FROM now() - m.message_at)",
-    "extract(epoch FROM (max(m.message_at) OVER ()) - m.message_at)",
-)
-
-
 def product(
     db: common.BenchDB,
     dbname: str,
@@ -291,43 +286,34 @@ def product(
     *,
     use_vector: bool = True,
     use_text: bool = True,
-    relative_recency: bool = False,
 ) -> tuple[dict[str, Ranked], list[float]]:
     """Every question through ``search_memories``; returns rankings and latencies."""
-    original = search_module._FUSE
-    if relative_recency:  # experiment: the prior relative to the newest candidate, not now()
-        search_module._FUSE = search_module.sql.SQL(
-            original._obj.replace(*_RELATIVE_RECENCY)  # type: ignore[attr-defined]
-        )
     out, times, qi = {}, [], 0
-    try:
-        with psycopg.connect(db.url(dbname)) as conn:
-            register_vector(conn)
-            for c in convs:
-                corpus = corpora.get(c.sample_id) or corpora["*"]
-                for q in c.questions:
-                    vec = q_vecs[qi] if use_vector and q_vecs is not None else None
-                    qi += 1
-                    started = time.perf_counter()
-                    res = search_memories(
-                        conn,
-                        corpus.user_id,
-                        query=q.question if use_text else " ",
-                        query_vector=vec,
-                        filters=SearchFilters(limit=50),
-                        tuning=tuning,
-                    )
-                    conn.commit()
-                    times.append(time.perf_counter() - started)
-                    ids, seen = [], set()
-                    for h in res.hits:
-                        d = corpus.dia.get(h.id)
-                        if d and d not in seen:
-                            ids.append(d)
-                            seen.add(d)
-                    out[q.qid] = Ranked(ids)
-    finally:
-        search_module._FUSE = original
+    with psycopg.connect(db.url(dbname)) as conn:
+        register_vector(conn)
+        for c in convs:
+            corpus = corpora.get(c.sample_id) or corpora["*"]
+            for q in c.questions:
+                vec = q_vecs[qi] if use_vector and q_vecs is not None else None
+                qi += 1
+                started = time.perf_counter()
+                res = search_memories(
+                    conn,
+                    corpus.user_id,
+                    query=q.question if use_text else " ",
+                    query_vector=vec,
+                    filters=SearchFilters(limit=50),
+                    tuning=tuning,
+                )
+                conn.commit()
+                times.append(time.perf_counter() - started)
+                ids, seen = [], set()
+                for h in res.hits:
+                    d = corpus.dia.get(h.id)
+                    if d and d not in seen:
+                        ids.append(d)
+                        seen.add(d)
+                out[q.qid] = Ranked(ids)
     return out, times
 
 
@@ -381,7 +367,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--variants",
-        default="default,lexical-only,vector-only,relative-recency,rrf-k20",
+        default="default,lexical-only,vector-only,fusion-plain",
     )
     args = parser.parse_args()
     start_header = common.header(common.command_line())
@@ -401,15 +387,25 @@ def main() -> None:
     latencies: dict[str, list[float]] = {}
     info: dict[str, Any] = {}
     base = SearchTuning()
+    plain = replace(base, neighbour_weight=0.0, session_weight=0.0, date_weight=0.0)
     variants: dict[str, tuple[SearchTuning, dict[str, bool]]] = {
         "default": (base, {}),
         "recency-off": (replace(base, recency_halflife_days=1e9), {}),
-        "relative-recency": (base, {"relative_recency": True}),
-        "rrf-k10": (replace(base, rrf_k=10), {}),
-        "rrf-k20": (replace(base, rrf_k=20), {}),
         "pool-400": (replace(base, candidate_factor=8, min_candidates=400), {}),
         "lexical-only": (base, {"use_vector": False}),
-        "vector-only": (replace(base, fts_scan_rows=0), {"use_text": True}),
+        "vector-only": (replace(base, fts_scan_rows=0), {}),
+        "bm25-plain": (plain, {"use_vector": False}),
+        "vector-plain": (replace(plain, fts_scan_rows=0), {}),
+        "fusion-plain": (plain, {}),
+        "no-neighbours": (replace(base, neighbour_weight=0.0), {}),
+        "no-session": (replace(base, session_weight=0.0), {}),
+        "no-date": (replace(base, date_weight=0.0), {}),
+        "lexical-w0.4": (replace(base, lexical_weight=0.4), {}),
+        "lexical-w0.6": (replace(base, lexical_weight=0.6), {}),
+        "neighbours-0.8": (replace(base, neighbour_weight=0.8), {}),
+        "neighbours-span1": (replace(base, neighbour_span=1), {}),
+        "session-0.2": (replace(base, session_weight=0.2), {}),
+        "stats-100": (replace(base, stats_rows=100), {}),
     }
     with common.bench_db() as db:
         started = time.perf_counter()
@@ -436,6 +432,10 @@ def main() -> None:
             )
         versions = common.pg_versions(db.url("locomo"))
     report(start_header, versions, info, convs, questions, systems, latencies)
+
+
+def _in_category(cat: int) -> Callable[[locomo_data.Question], bool]:
+    return lambda q: q.category == cat
 
 
 def report(
@@ -479,9 +479,7 @@ def report(
         parts += [
             f"Category {cat} ({label}):",
             "",
-            common.table(
-                ("retriever", "n", *COLS), fmt(slice_rows(lambda q, cat=cat: q.category == cat))
-            ),
+            common.table(("retriever", "n", *COLS), fmt(slice_rows(_in_category(cat)))),
             "",
         ]
     sysname = "system: default" if "system: default" in scores else "system: lexical-only"

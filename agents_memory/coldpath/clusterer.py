@@ -2,7 +2,8 @@
 ``ARCHIVE_AFTER_DAYS`` > 0) soft archive of raw rows older than that.
 
 Rows older than ``SHORT_TERM_DAYS`` are grouped by canonical project tag (by git root when no
-tag owns them; rows outside any repository form a "no project" group) and by period (``CLUSTERER_PERIOD_DAYS``, weeks from Monday). Each group-period
+tag owns them; rows outside any repository form a "no project" group) and by period
+(``CLUSTERER_PERIOD_DAYS``, weeks from Monday). Each group-period
 gets one summary - the LLM's, or an extractive one (the most central sentences, decisions
 first) - stored in ``tag_summaries`` with its source ids. A period already summarised is left
 alone until rows it does not cover arrive. Archive runs only once no summary is outstanding, so

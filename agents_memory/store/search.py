@@ -1,16 +1,10 @@
-"""Hybrid search over memories: full-text and vector arms fused by reciprocal rank.
+"""Hybrid search over memories: a BM25 full-text arm and a vector arm, fused by score.
 
-One statement does the retrieval (pgvector-python's RRF example is the model):
-
-* the **full-text arm** matches any of the query's words (OR semantics, so a long question still
-  matches; Hangul words as prefixes, so Korean particles do not hide a word) through the GIN
-  index on ``memory.fts``, ranks the newest ``fts_scan_rows`` matches of any word plus those
-  of every word by ``ts_rank_cd`` and keeps the best ``pool``;
-* the **vector arm** walks the HNSW index (cosine, ``halfvec``) with pgvector's iterative scan,
-  so rows removed by the WHERE filters are replaced by further neighbours instead of starving
-  the result, and keeps the nearest ``pool`` rows;
-* the two candidate lists are fused by reciprocal rank (``1/(k + rank)`` summed over arms),
-  multiplied by a gentle recency prior on ``message_at`` and a boost for pinned rows.
+The ranking (:mod:`agents_memory.store.search_rank`) scores the candidates of both arms and
+their session neighbours with BM25 (term rarity sampled over the newest rows in scope) and the
+cosine to the query vector, fuses the normalised scores, lets a turn borrow from its neighbours
+and its session, favours turns on a date the query names, and multiplies a gentle recency prior
+on ``message_at`` and a boost for pinned rows.
 
 When both arms are weak (no full-text hit and the best cosine below the fallback threshold) a
 word-level ILIKE scan over the newest rows runs instead. Without a query the newest rows come
@@ -28,7 +22,8 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
-from agents_memory.store.search_terms import QueryTerms, query_terms
+from agents_memory.store.search_rank import hybrid_statement, term_stats
+from agents_memory.store.search_terms import QueryTerms, query_dates, query_terms
 from agents_memory.store.search_types import (
     MAX_LIMIT,
     Arm,
@@ -145,7 +140,7 @@ def search_memories(
         vector, note = _usable_vector(conn, query_vector)
         if vector is not None:
             _set_hnsw_scan(conn, filters, tuning)
-        hybrid = _hybrid(conn, user_id, terms, vector, filters, tag, tuning)
+        hybrid = _hybrid(conn, user_id, query, vector, filters, tag, tuning)
         if hybrid.fts_hits > 0 or (
             hybrid.top_similarity is not None and hybrid.top_similarity >= tuning.fallback_threshold
         ):
@@ -200,9 +195,7 @@ def explain_search(
         vector, _note = _usable_vector(conn, query_vector)
         if vector is not None:
             _set_hnsw_scan(conn, filters, tuning)
-        statement, params = _hybrid_statement(
-            user_id, query_terms(query), vector, filters, None, tuning
-        )
+        statement, params = _hybrid_statement(conn, user_id, query, vector, filters, None, tuning)
         rows = conn.execute(sql.SQL("EXPLAIN (ANALYZE, BUFFERS) ") + statement, params)
         return "\n".join(str(r[0]) for r in rows.fetchall())
 
@@ -250,60 +243,6 @@ _HIT_COLUMNS = sql.SQL(
 )
 _TAG_JOIN = sql.SQL("LEFT JOIN project_tags t ON t.id = canonical_project_tag_id(m.p_tag_id)")
 
-# Ranking every match of a common word would cost a full scan: only the newest ``scan`` rows
-# matching any word, plus the newest ``scan`` rows matching every word, are ranked.
-_FTS_ARM = sql.SQL(
-    "fts AS MATERIALIZED ("
-    " SELECT id, score, row_number() OVER (ORDER BY score DESC, message_at DESC, id DESC) AS rank"
-    " FROM (SELECT c.id, c.message_at,"
-    "   ts_rank_cd(c.fts, to_tsquery('agents_memory', %(tsquery)s), 1)::float8 AS score"
-    "  FROM (SELECT DISTINCT ON (u.id) u.* FROM ({candidates}) u ORDER BY u.id) c"
-    "  ORDER BY score DESC, c.message_at DESC LIMIT %(pool)s) s)"
-)
-_FTS_CANDIDATES = sql.SQL(
-    "(SELECT m.id, m.message_at, m.fts FROM memory m"
-    " WHERE m.fts @@ to_tsquery('agents_memory', {tsquery}) AND {filters}"
-    " ORDER BY m.message_at DESC LIMIT %(scan)s)"
-)
-_NO_FTS_ARM = sql.SQL(
-    "fts AS (SELECT NULL::bigint AS id, NULL::float8 AS score, NULL::bigint AS rank WHERE false)"
-)
-# Relaxed iterative scans may return neighbours slightly out of order: rank them again.
-_VECTOR_ARM = sql.SQL(
-    "vec AS MATERIALIZED ("
-    " SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank"
-    " FROM (SELECT m.id, (m.embedding <=> %(qvec)s::halfvec)::float8 AS distance"
-    "  FROM memory m WHERE m.embedding IS NOT NULL AND {filters}"
-    "  ORDER BY m.embedding <=> %(qvec)s::halfvec LIMIT %(pool)s) s)"
-)
-_NO_VECTOR_ARM = sql.SQL(
-    "vec AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false)"
-)
-_FUSE = sql.SQL(
-    " fused AS ("
-    "  SELECT coalesce(f.id, v.id) AS id, f.rank AS fts_rank, f.score AS fts_score,"
-    "   v.rank AS vec_rank, v.distance,"
-    "   coalesce(1.0::float8 / (%(k)s + f.rank), 0) + coalesce(1.0::float8 / (%(k)s + v.rank), 0)"
-    "    AS rrf"
-    "  FROM fts f FULL OUTER JOIN vec v ON f.id = v.id),"
-    " scored AS ("
-    "  SELECT fu.*, m.message_at,"
-    "   0.5 + 0.5 * power(2.0::float8, -greatest(0, extract(epoch FROM now() - m.message_at))"
-    "    / 86400.0 / %(halflife)s) AS recency,"
-    "   CASE WHEN m.is_pinned THEN %(pinned)s::float8 ELSE 1.0 END AS pinned"
-    "  FROM fused fu JOIN memory m ON m.id = fu.id),"
-    " top AS ("
-    "  SELECT s.*, s.rrf * s.recency * s.pinned AS score,"
-    "   count(s.fts_rank) OVER () AS fts_hits, count(s.vec_rank) OVER () AS vec_hits,"
-    "   max(1 - s.distance) OVER () AS top_similarity"
-    "  FROM scored s ORDER BY score DESC, s.message_at DESC, s.id DESC LIMIT %(limit)s)"
-    " SELECT {columns}, top.fts_rank, top.fts_score, top.vec_rank, {similarity},"
-    "  top.rrf, top.recency, top.pinned, top.score, top.fts_hits, top.vec_hits,"
-    "  top.top_similarity"
-    " FROM top JOIN memory m ON m.id = top.id {tag_join}"
-    " ORDER BY top.score DESC, m.message_at DESC, m.id DESC"
-)
-
 
 @dataclass(frozen=True, slots=True)
 class _Hybrid:
@@ -314,60 +253,45 @@ class _Hybrid:
 
 
 def _hybrid_statement(
+    conn: psycopg.Connection[Any],
     user_id: int,
-    terms: QueryTerms,
+    query: str,
     vector: str | None,
     filters: SearchFilters,
     tag: _TagFilter | None,
     tuning: SearchTuning,
 ) -> tuple[sql.Composed, dict[str, Any]]:
-    params: dict[str, Any] = {
-        "user_id": user_id,
-        "pool": tuning.pool(filters.limit),
-        "limit": filters.limit,
-        "k": tuning.rrf_k,
-        "halflife": tuning.recency_halflife_days,
-        "pinned": tuning.pinned_boost,
-    }
+    params: dict[str, Any] = {"user_id": user_id}
     where = _filter_sql(filters, tag, params)
-    fts_arm: sql.Composable = _NO_FTS_ARM
-    if terms.tsquery is not None:
-        candidates = [_FTS_CANDIDATES.format(tsquery=sql.SQL("%(tsquery)s"), filters=where)]
-        if terms.tsquery_all is not None:
-            candidates.append(
-                _FTS_CANDIDATES.format(tsquery=sql.SQL("%(tsquery_all)s"), filters=where)
-            )
-            params["tsquery_all"] = terms.tsquery_all
-        fts_arm = _FTS_ARM.format(candidates=sql.SQL(" UNION ALL ").join(candidates))
-        params["tsquery"] = terms.tsquery
-        params["scan"] = tuning.fts_scan_rows
-    vec_arm: sql.Composable = _NO_VECTOR_ARM
-    similarity: sql.Composable = sql.SQL("NULL::float8")
-    if vector is not None:
-        vec_arm = _VECTOR_ARM.format(filters=where)
-        similarity = sql.SQL("(1 - (m.embedding <=> %(qvec)s::halfvec))::float8")
-        params["qvec"] = vector
-    statement = sql.SQL("WITH {fts}, {vec},").format(fts=fts_arm, vec=vec_arm) + _FUSE.format(
-        columns=_HIT_COLUMNS, similarity=similarity, tag_join=_TAG_JOIN
+    terms = query_terms(query)
+    return hybrid_statement(
+        stats=term_stats(conn, terms, where, params, tuning),
+        dates=query_dates(query, tuning.date_slack_days),
+        vector=vector,
+        filters=filters,
+        where=where,
+        params=params,
+        tuning=tuning,
+        columns=_HIT_COLUMNS,
+        tag_join=_TAG_JOIN,
     )
-    return statement, params
 
 
 def _hybrid(
     conn: psycopg.Connection[Any],
     user_id: int,
-    terms: QueryTerms,
+    query: str,
     vector: str | None,
     filters: SearchFilters,
     tag: _TagFilter | None,
     tuning: SearchTuning,
 ) -> _Hybrid:
-    statement, params = _hybrid_statement(user_id, terms, vector, filters, tag, tuning)
+    statement, params = _hybrid_statement(conn, user_id, query, vector, filters, tag, tuning)
     rows = conn.execute(statement, params).fetchall()
     hits = tuple(_hybrid_hit(row) for row in rows)
     if not rows:
         return _Hybrid("fulltext" if vector is None else "hybrid", (), 0, None)
-    fts_hits, vec_hits, top_similarity = int(rows[0][20]), int(rows[0][21]), rows[0][22]
+    fts_hits, vec_hits, top_similarity = int(rows[0][22]), int(rows[0][23]), rows[0][24]
     used: Used = "hybrid"
     if vec_hits == 0:
         used = "fulltext"
@@ -378,19 +302,24 @@ def _hybrid(
 
 
 def _hybrid_hit(row: Sequence[Any]) -> SearchHit:
-    fts_rank, fts_score, vec_rank, similarity, rrf, recency, pinned, score = row[12:20]
+    fts_rank, fts_score, vec_rank, similarity, fused, context, dated = row[12:19]
+    recency, pinned, score = row[19:22]
     arms: list[Arm] = []
     if fts_rank is not None:
         arms.append("fulltext")
     if vec_rank is not None:
         arms.append("vector")
+    if not arms:
+        arms.append("context")
     why = MatchWhy(
         arms=tuple(arms),
         fts_rank=_opt_int(fts_rank),
         fts_score=_opt_float(fts_score),
         vector_rank=_opt_int(vec_rank),
         similarity=_opt_float(similarity),
-        rrf_score=float(rrf),
+        fused_score=float(fused),
+        context_boost=float(context),
+        date_boost=float(dated) if dated else None,
         recency_factor=float(recency),
         pinned_factor=float(pinned),
         score=float(score),

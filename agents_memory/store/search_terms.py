@@ -1,15 +1,19 @@
-"""The user's words, prepared for search: safe ``tsquery`` terms and LIKE word patterns.
+"""The user's words, prepared for search: safe ``tsquery`` terms, LIKE word patterns and the
+calendar dates the query names.
 
-Pure (no SQL, no database). Full-text terms are runs of letters and digits, quoted, joined with
-``|`` (any word may match; ``ts_rank_cd`` prefers rows with more of them). Hangul words become
-prefix terms after a trailing particle (josa) is stripped, because the full-text configuration
-keeps Korean words whole: "마이그레이션을" in a query finds "마이그레이션이" in a message.
+Pure (no SQL, no database). Full-text terms are runs of letters and digits, quoted, one term
+per word (the ranking weighs each by its rarity, BM25); ``tsquery`` joins them with ``|`` (any
+word may match). Hangul words become prefix terms after a trailing particle (josa) is stripped,
+because the full-text configuration keeps Korean words whole: "마이그레이션을" in a query finds
+"마이그레이션이" in a message. Dates written out in the query ("on 9 July, 2022", "October 13,
+2023", "in May 2023", "2023-10-13") become day or month intervals that the ranking favours.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 MAX_TERMS = 32
 
@@ -33,6 +37,8 @@ class QueryTerms:
 
     tsquery: str | None
     """``'w1' | 'w2' | '한국어':*`` — quoted terms of word characters only, or ``None``."""
+    terms: tuple[str, ...]
+    """The same terms one by one (``'w1'``, ``'한국어':*``), for per-term statistics."""
     tsquery_all: str | None
     """The same terms joined with ``&`` (every word), when there are at least two."""
     like_patterns: tuple[str, ...]
@@ -64,7 +70,7 @@ def query_terms(query: str) -> QueryTerms:
     kept = terms[:MAX_TERMS]
     tsquery = " | ".join(kept) or None
     tsquery_all = " & ".join(kept) if len(kept) > 1 else None
-    return QueryTerms(tsquery, tsquery_all, tuple(patterns[:MAX_TERMS]))
+    return QueryTerms(tsquery, tuple(kept), tsquery_all, tuple(patterns[:MAX_TERMS]))
 
 
 def _strip_particle(word: str) -> str:
@@ -72,3 +78,50 @@ def _strip_particle(word: str) -> str:
         if word.endswith(particle) and len(word) - len(particle) >= 2:
             return word[: -len(particle)]
     return word
+
+
+# --- dates named in the query ------------------------------------------------------------------
+
+_MONTHS = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+)  # fmt: skip
+_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december)"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"((?:19|20)\d\d)"
+_DATE_FORMS = (  # (pattern, group of year, month, day; day 0 = the whole month)
+    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b"), (3, 2, 1)),
+    (re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b"), (3, 1, 2)),
+    (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), (1, 2, 3)),
+    (re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b"), (2, 1, 0)),
+    (re.compile(r"\b((?:19|20)\d\d)-(\d\d)\b"), (1, 2, 0)),
+)
+MAX_DATES = 4
+
+
+def query_dates(query: str, slack_days: float) -> tuple[tuple[datetime, datetime], ...]:
+    """Day or month intervals (UTC, widened by ``slack_days`` on both sides) for the calendar
+    dates written out in ``query``; a bare year is too vague to favour anything."""
+    text = query.lower()
+    taken: list[tuple[int, int]] = []
+    out: list[tuple[datetime, datetime]] = []
+    slack = timedelta(days=slack_days)
+    for pattern, (y, m, d) in _DATE_FORMS:
+        for match in pattern.finditer(text):
+            if any(a < match.end() and match.start() < b for a, b in taken):
+                continue
+            taken.append(match.span())
+            month = match[m]
+            month_no = int(month) if month.isdigit() else _MONTHS.index(month) + 1
+            try:
+                if d:
+                    start = datetime(int(match[y]), month_no, int(match[d]), tzinfo=UTC)
+                    end = start + timedelta(days=1)
+                else:
+                    start = datetime(int(match[y]), month_no, 1, tzinfo=UTC)
+                    end = (start + timedelta(days=32)).replace(day=1)
+            except ValueError:
+                continue
+            if (start - slack, end + slack) not in out:
+                out.append((start - slack, end + slack))
+    return tuple(out[:MAX_DATES])

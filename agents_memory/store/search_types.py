@@ -9,7 +9,7 @@ from typing import Any, Literal
 from agents_memory.daterange import DateRange
 
 Used = Literal["hybrid", "fulltext", "vector", "ilike", "recency", "none"]
-Arm = Literal["fulltext", "vector", "ilike", "recency"]
+Arm = Literal["fulltext", "vector", "context", "ilike", "recency"]
 MAX_LIMIT = 50
 
 
@@ -41,18 +41,39 @@ class SearchFilters:
 @dataclass(frozen=True, slots=True)
 class SearchTuning:
     """Ranking knobs. Callers fill the first two from ``SEARCH_RECENCY_HALFLIFE_DAYS`` and
-    ``SEARCH_FALLBACK_THRESHOLD``."""
+    ``SEARCH_FALLBACK_THRESHOLD``. The defaults are the best measured on LoCoMo (bench/)."""
 
     recency_halflife_days: float = 30.0
     fallback_threshold: float = 0.3
-    rrf_k: int = 20  # LoCoMo evidence recall@10: 0.592 at k=60, 0.606 at k=20 (bench/)
     pinned_boost: float = 1.25
     candidate_factor: int = 4
     min_candidates: int = 40
     hnsw_max_scan_tuples: int = 20_000
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    stats_rows: int = 2_000
+    """Term rarity (BM25's document frequencies) and the mean document length are counted over
+    the newest this many rows in scope: exact for a small pool, a sample for a big one."""
+    rare_rows: int = 300
+    """In a scope bigger than the sample, full-text candidates are the sampled rows that match
+    plus the newest matches of the words about this many rows or fewer hold (GIN index)."""
     fts_scan_rows: int = 1_000
-    """The full-text arm ranks at most this many newest rows matching any word (and as many
-    matching every word), so a common word costs a bounded scan."""
+    """The full-text arm scores at most this many newest rows matching a rare word (and as many
+    matching every word), so a common word costs a bounded scan; 0 turns the arm off."""
+    lexical_weight: float = 0.5
+    """Fusion: ``w * bm25 / max bm25 + (1 - w) * min-max normalised cosine`` over the rows in
+    play (both arms' candidates and their neighbours)."""
+    neighbour_weight: float = 0.5
+    """A turn gains this share of the best fused score among its session neighbours (an answer
+    is often found through the question before it)."""
+    neighbour_span: int = 2
+    neighbour_decay: float = 0.8
+    """Neighbours further than one turn away count this much less."""
+    session_weight: float = 0.4
+    """A turn gains this share of the mean of its session's best three scores."""
+    date_weight: float = 0.3
+    """Added for turns whose time falls on a date the query names."""
+    date_slack_days: float = 3.0
     ilike_scan_rows: int = 20_000
     """The ILIKE fallback looks at most at this many newest rows (it cannot use an index)."""
 
@@ -65,19 +86,26 @@ class SearchTuning:
 
 @dataclass(frozen=True, slots=True)
 class MatchWhy:
-    """Why a row is in the result: arm ranks (1 = best), similarity and the final score."""
+    """Why a row is in the result: arm ranks (1 = best), arm scores, the context it gained and
+    the final score."""
 
     arms: tuple[Arm, ...]
     fts_rank: int | None = None
     fts_score: float | None = None
+    """BM25 of the row for the query's words (also for rows found another way)."""
     vector_rank: int | None = None
     similarity: float | None = None
     """1 - cosine distance to the query vector (also for full-text-only hits with a vector)."""
-    rrf_score: float | None = None
+    fused_score: float | None = None
+    """The two arms' normalised scores, weighted (see ``SearchTuning.lexical_weight``)."""
+    context_boost: float | None = None
+    """What the row's session neighbours and its session added."""
+    date_boost: float | None = None
+    """What a date named in the query added."""
     recency_factor: float | None = None
     pinned_factor: float | None = None
     score: float | None = None
-    """The fused score: ``rrf_score * recency_factor * pinned_factor``."""
+    """``(fused_score + context_boost + date_boost) * recency_factor * pinned_factor``."""
     words_matched: int | None = None
     """ILIKE fallback: how many of the query's words the message contains."""
 

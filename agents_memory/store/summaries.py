@@ -1,10 +1,11 @@
 """Tag summaries (the Clusterer's output, which the brief shows) and age-based archive.
 
 A summary covers one group - a canonical project tag, a git root for rows no tag owns, or
-``NO_PROJECT`` (stored as the group's ``d_tag``; no git root looks like it) for rows outside any
-repository - over one period (``date_bin`` of ``period_days`` from a Monday). It is keyed by the group and
-the period start (unique index, 0004), so writing it again replaces it. A period needs a
-summary when it has none yet or when rows arrived that the stored one does not cover.
+``NO_PROJECT`` (stored as the group's ``d_tag``; no git root looks like it) for rows outside
+any repository - over one period (``date_bin`` of ``period_days`` from a Monday). It is keyed
+by the group and the period start (unique index, 0004), so writing it again replaces it. A
+period needs a summary when it has none yet or when rows arrived that the stored one does not
+cover.
 """
 
 from __future__ import annotations

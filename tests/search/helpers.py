@@ -78,13 +78,16 @@ def mem(
     age_days: float = 1.0,
     device: str | None = "test-device",
     pinned: bool = False,
+    session: str | None = None,
+    at: datetime | None = None,
 ) -> NewMemory:
     return NewMemory(
         agent_platform=platform,
         role="user" if role == "user" else "assistant",
         message=message,
         external_uuid=f"u{next(_seq)}",
-        message_at=NOW - timedelta(days=age_days),
+        message_at=at or NOW - timedelta(days=age_days),
+        session_id=session,
         device_name=device,
         is_pinned=pinned,
     )

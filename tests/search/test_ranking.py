@@ -78,16 +78,17 @@ def test_vector_arm_finds_a_row_with_no_word_overlap(conn: psycopg.Connection[An
 def test_a_row_found_by_both_arms_ranks_above_rows_found_by_one(
     conn: psycopg.Connection[Any],
 ) -> None:
-    text_only, both, vector_only = add(
+    text_only, both, vector_only, *_ = add(
         conn,
         [
             mem("vacuum the living room on sunday"),  # best text match, not embedded yet
             mem("postgres vacuum tuning notes"),  # text match and a fairly near vector
             mem("autovacuum thresholds for big tables"),  # nearest vector, no word match
+            *(mem(f"unrelated note {i}") for i in range(5)),  # far vectors, no word match
         ],
-        [None, near(0, 0.7, 1), near(0, 0.95, 2)],
+        [None, near(0, 0.7, 1), near(0, 0.95, 2), *(near(0, 0.1, 3 + i) for i in range(5))],
     )
-    result = run(conn, "vacuum", unit((0, 1.0)))
+    result = run(conn, "vacuum", unit((0, 1.0)), limit=3)
     assert result.used == "hybrid"
     assert result.hits[0].id == both
     assert {h.id for h in result.hits[1:]} == {text_only, vector_only}
@@ -197,13 +198,15 @@ def test_every_hit_carries_its_fields_and_why(conn: psycopg.Connection[Any]) -> 
     assert data["used"] == "hybrid" and data["count"] == 1
     why = data["results"][0]["why"]
     assert why["arms"] == ["fulltext", "vector"]
-    assert {"fts_rank", "fts_score", "vector_rank", "similarity", "rrf_score", "score"} <= set(why)
+    assert {"fts_rank", "fts_score", "vector_rank", "similarity", "fused_score", "score"} <= set(
+        why
+    )
     assert data["results"][0]["similarity"] == pytest.approx(0.8, abs=0.01)
 
 
 def test_fulltext_hits_report_their_cosine_similarity_too(conn: psycopg.Connection[Any]) -> None:
     """A text-only hit whose row has a vector still shows how close it is."""
-    rows = [mem(f"filler note {i}") for i in range(45)] + [mem("zeppelin")]
+    rows = [mem(f"filler note {i}", age_days=5) for i in range(45)] + [mem("zeppelin")]
     vectors = [near(0, 0.99, 1 + i) for i in range(45)] + [near(0, 0.3, 100)]
     *_, text_row = add(conn, rows, vectors)
     result = run(conn, "zeppelin", unit((0, 1.0)), limit=10)

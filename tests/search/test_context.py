@@ -1,0 +1,108 @@
+"""BM25 term rarity, session context and dates named in the query."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+
+from agents_memory.store.search import SearchTuning
+from agents_memory.store.search_terms import query_dates
+
+from .helpers import NOW, add, mem, run
+
+
+def test_a_rare_word_outweighs_a_common_one(conn: psycopg.Connection[Any]) -> None:
+    common = [mem(f"deploy step {i} of the deploy script", age_days=0.1) for i in range(12)]
+    *_, rare = add(conn, [*common, mem("zeppelin mooring notes", age_days=3)])
+    result = run(conn, "deploy zeppelin")
+    assert result.hits[0].id == rare
+    why = result.hits[0].why
+    assert why.arms == ("fulltext",) and why.fts_rank == 1
+    assert why.fts_score is not None and why.fts_score > (result.hits[1].why.fts_score or 0)
+
+
+def test_common_words_add_score_but_not_candidates(conn: psycopg.Connection[Any]) -> None:
+    """With a sampled scope (``stats_rows`` below the rows in scope) only the rarer words pick
+    candidates; a row with the rare word and the common one still ranks first."""
+    rows = [mem(f"deploy log line {i}", age_days=0.1) for i in range(30)]
+    rows += [mem("deploy zeppelin hangar", age_days=5), mem("zeppelin hangar mooring", age_days=5)]
+    *_, both, rare_only = add(conn, rows)
+    result = run(conn, "zeppelin deploy", tuning=SearchTuning(stats_rows=20), limit=5)
+    assert [h.id for h in result.hits[:2]] == [both, rare_only]
+    scores = [h.why.fts_score or 0 for h in result.hits[:2]]
+    assert scores[0] > scores[1] > 0
+
+
+def test_an_answer_is_found_through_the_question_before_it(conn: psycopg.Connection[Any]) -> None:
+    start = NOW - timedelta(days=2)
+    rows = [
+        mem("what port does the staging proxy listen on?", session="s1", at=start),
+        mem("8443, behind the load balancer", role="assistant", session="s1",
+            at=start + timedelta(seconds=30)),
+        mem("thanks", session="s1", at=start + timedelta(seconds=60)),
+        mem("unrelated chat about lunch", session="s2", at=start),
+    ]  # fmt: skip
+    question, answer, *_ = add(conn, rows)
+    result = run(conn, "staging proxy port")
+    ids = [h.id for h in result.hits]
+    assert ids[0] == question
+    assert answer in ids
+    hit = result.hits[ids.index(answer)]
+    assert hit.why.arms == ("context",)
+    assert hit.why.context_boost is not None and hit.why.context_boost > 0
+
+
+def test_without_a_neighbour_span_the_answer_is_not_pulled_in(
+    conn: psycopg.Connection[Any],
+) -> None:
+    start = NOW - timedelta(days=2)
+    question, answer = add(
+        conn,
+        [
+            mem("what port does the staging proxy listen on?", session="s1", at=start),
+            mem("8443", role="assistant", session="s1", at=start + timedelta(seconds=30)),
+        ],
+    )
+    result = run(conn, "staging proxy port", tuning=SearchTuning(neighbour_span=0))
+    assert [h.id for h in result.hits] == [question]
+    assert answer
+
+
+def test_a_date_in_the_query_favours_turns_of_that_day(conn: psycopg.Connection[Any]) -> None:
+    on_day, later = add(
+        conn,
+        [
+            mem("rotated the api certificates", at=datetime(2024, 7, 9, 15, tzinfo=UTC)),
+            mem("rotated the api certificates", at=datetime(2024, 9, 20, 10, tzinfo=UTC)),
+        ],
+    )
+    result = run(conn, "what did we rotate on 9 July, 2024?")
+    assert [h.id for h in result.hits] == [on_day, later]
+    assert result.hits[0].why.date_boost == pytest.approx(0.3)
+    assert result.hits[1].why.date_boost is None
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("on 9 July, 2022?", [(datetime(2022, 7, 9), datetime(2022, 7, 10))]),
+        ("October 13, 2023", [(datetime(2023, 10, 13), datetime(2023, 10, 14))]),
+        ("the 8th of December 2023", [(datetime(2023, 12, 8), datetime(2023, 12, 9))]),
+        ("since 2023-10-13", [(datetime(2023, 10, 13), datetime(2023, 10, 14))]),
+        ("in May 2023", [(datetime(2023, 5, 1), datetime(2023, 6, 1))]),
+        ("december 2023 and 2024-02", [
+            (datetime(2023, 12, 1), datetime(2024, 1, 1)),
+            (datetime(2024, 2, 1), datetime(2024, 3, 1)),
+        ]),
+        ("in 2023", []),
+        ("may we deploy on 31 February, 2023?", []),
+    ],
+)  # fmt: skip
+def test_query_dates_become_day_or_month_intervals(
+    query: str, expected: list[tuple[datetime, datetime]]
+) -> None:
+    got = query_dates(query, slack_days=0)
+    assert got == tuple((a.replace(tzinfo=UTC), b.replace(tzinfo=UTC)) for a, b in expected)

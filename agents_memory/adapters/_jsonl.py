@@ -31,6 +31,8 @@ __all__ = [
 ]
 
 _TYPE_KEY = b'"type":"'
+_DECODE = json.JSONDecoder().decode
+"""What ``json.loads`` runs on the text once it has decoded the bytes."""
 
 
 class Line(NamedTuple):
@@ -83,8 +85,14 @@ def decode(line: Line, issues: list[ParseIssue]) -> dict[str, Any] | None:
     """The JSON object on ``line``, or ``None`` (blank line, or an issue appended to ``issues``)."""
     if not line.raw.strip():
         return None
+    raw = line.raw
     try:
-        value = json.loads(line.raw)
+        if raw[:1] == b"{" and raw[1:2] != b"\x00":
+            # What json.loads(raw) does, minus its encoding sniffing: a line that starts with
+            # "{" and no NUL after it is UTF-8 to json.detect_encoding too.
+            value = _DECODE(raw.decode("utf-8", "surrogatepass"))
+        else:
+            value = json.loads(raw)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError
         issues.append(ParseIssue(line.offset, f"line {line.number}: invalid JSON: {exc}"))
         return None

@@ -19,13 +19,14 @@ from typing import Any
 import psycopg
 
 from agents_memory.adapters._jsonl import iter_lines
-from agents_memory.adapters.base import Adapter, Turn
+from agents_memory.adapters.base import Adapter, ParseResult, ReadMode, Turn
 from agents_memory.capture import tailer
 from agents_memory.capture.filters import ExcludeMatcher, is_brief_echo, strip_private
 from agents_memory.capture.gitinfo import git_info
 from agents_memory.capture.redact import redact
 from agents_memory.config import Settings
 from agents_memory.store import cursors as cursor_store
+from agents_memory.store.cursors import Cursor
 from agents_memory.store.memories import InsertCounts, NewMemory, insert_memories
 
 log = logging.getLogger(__name__)
@@ -64,9 +65,62 @@ class FileOutcome:
         self.bytes_read += other.bytes_read
 
 
+@dataclass(slots=True)
+class RegionRead:
+    """One region of one file read and turned into rows, without the database: what
+    :meth:`Ingestor.store` writes, and the cursor it was read from (``basis``)."""
+
+    path: Path
+    mode: ReadMode
+    basis: Cursor
+    """The cursor the region was read from (before any restart)."""
+    region: tailer.Region
+    result: ParseResult
+    rows: list[NewMemory]
+    outcome: FileOutcome
+    end: int
+    """Where the cursor goes once the rows are stored."""
+    tail: str | None
+    """The hash of the bytes before ``end`` (the cursor's ``last_line_hash``)."""
+
+    @property
+    def more(self) -> bool:
+        """Whether the file may hold more after ``end`` (read it again right away)."""
+        progressed = self.end > self.region.offset or self.region.restarted
+        return self.mode == "append" and not self.region.at_eof and progressed
+
+    def advanced(self, cursor: Cursor) -> Cursor:
+        """``cursor`` (the one locked when storing) moved past this region."""
+        base = cursor.restarted() if self.region.restarted else cursor
+        return replace(
+            base,
+            dev=self.region.dev,
+            inode=self.region.inode,
+            size=self.region.size,
+            offset=self.end,
+            last_line_hash=self.tail,
+            state=dict(self.result.state),
+        )
+
+    def read_from(self, cursor: Cursor) -> bool:
+        """Whether this region was read from a cursor at the same place as ``cursor``."""
+        return _read_point(self.basis) == _read_point(cursor)
+
+
+def _read_point(cursor: Cursor) -> tuple[Any, ...]:
+    return (
+        cursor.offset,
+        cursor.size,
+        cursor.dev,
+        cursor.inode,
+        cursor.last_line_hash,
+        cursor.state,
+    )
+
+
 class Ingestor:
     """Turns files into stored rows for one user on one device. Stateless between calls
-    except for caches; safe to use from one thread at a time."""
+    except for caches; :meth:`read` may run in another thread than the one that stores."""
 
     def __init__(self, settings: Settings, *, user_id: int, has_vector: bool, home: Path) -> None:
         self.settings = settings
@@ -78,114 +132,125 @@ class Ingestor:
 
     # --- one file -----------------------------------------------------------------------
     def ingest_file(
-        self, conn: psycopg.Connection[Any], path: Path, adapter: Adapter, *, final: bool
+        self,
+        conn: psycopg.Connection[Any],
+        path: Path,
+        adapter: Adapter,
+        *,
+        final: bool,
+        ahead: Iterable[RegionRead] = (),
     ) -> FileOutcome:
-        """Read everything new in ``path`` (in chunks, one transaction each)."""
+        """Read everything new in ``path`` (in chunks, one transaction each). ``ahead`` may
+        hold regions of this file already read (by :meth:`read`, from the cursor they name, in
+        order): each one whose cursor is still where the file's cursor is when its transaction
+        locks it is stored as it is; any other region is read again."""
         total = FileOutcome(path, adapter.name)
+        pending = iter(ahead)
         while True:
-            step, more = self._ingest_region(conn, path, adapter, final=final)
+            step, more = self._ingest_region(conn, path, adapter, final, next(pending, None))
             total.add(step)
             if not more:
                 return total
 
     def _ingest_region(
-        self, conn: psycopg.Connection[Any], path: Path, adapter: Adapter, *, final: bool
+        self,
+        conn: psycopg.Connection[Any],
+        path: Path,
+        adapter: Adapter,
+        final: bool,
+        ahead: RegionRead | None,
     ) -> tuple[FileOutcome, bool]:
-        outcome = FileOutcome(path, adapter.name)
-        mode = adapter.read_mode(path)
         with conn.transaction():
             cursor = cursor_store.lock_cursor(conn, adapter.name, self.device, str(path))
-            region = tailer.read_region(path, cursor, mode)
-            if region is None:
-                return outcome, False
-            if region.restarted:
-                log.info(
-                    "%s changed under its cursor (offset %d); reading it again from the start",
-                    path,
-                    cursor.offset,
-                )
-                cursor = cursor.restarted()
-                outcome.restarted = True
-            outcome.bytes_read = len(region.data)
-            if region.skipped_long_line is not None:
-                at, length = region.skipped_long_line
-                log.warning(
-                    "%s: skipped a %d-byte line at offset %d (longer than %d bytes)",
-                    path,
-                    length,
-                    at,
-                    tailer.MAX_LINE_BYTES,
-                )
-                outcome.issues += 1
-            data = region.data
-            try:
-                result = adapter.parse(
-                    path,
-                    data,
-                    offset=region.offset,
-                    state=cursor.state,
-                    final=final and region.at_eof,
-                    home=self.home,
-                )
-            except Exception:
-                if mode != "append":
-                    raise
-                data = self._without_crashing_lines(path, adapter, region.offset, data, outcome)
-                result = adapter.parse(
-                    path,
-                    data,
-                    offset=region.offset,
-                    state=cursor.state,
-                    final=final and region.at_eof,
-                    home=self.home,
-                )
-            if mode == "append" and result.resume_offset <= region.offset and data:
-                # One held-back group fills the whole chunk: take it as it is.
-                result = adapter.parse(
-                    path,
-                    data,
-                    offset=region.offset,
-                    state=cursor.state,
-                    final=True,
-                    home=self.home,
-                )
-            for issue in result.issues:
-                log.warning(
-                    "%s: skipped a record at offset %d: %s", path, issue.offset, issue.reason
-                )
-            outcome.issues += len(result.issues)
-            outcome.unknown.update(result.unknown_kinds)
-            rows = self.prepare(result.turns, outcome)
-            counts = self._insert(conn, path, rows, outcome)
-            outcome.inserted, outcome.updated = counts.inserted, counts.updated
-            outcome.skipped = counts.skipped
-            end = region.end if mode == "whole" else result.resume_offset
-            if region.skipped_long_line is not None and not region.data:
-                end = region.end
-            cursor_store.save_cursor(
-                conn,
-                replace(
-                    cursor,
-                    dev=region.dev,
-                    inode=region.inode,
-                    size=region.size,
-                    offset=end,
-                    last_line_hash=tailer.tail_hash(path, end),
-                    state=dict(result.state),
-                ),
-                rows=counts.inserted + counts.updated,
-                unknown=result.unknown_kinds,
-                issues=outcome.issues,
-                last_issue=_last_issue(result.issues, region.skipped_long_line),
+            if ahead is not None and ahead.read_from(cursor):
+                read: RegionRead | None = ahead
+            else:
+                read = self.read(path, adapter, cursor, final=final)
+            if read is None:
+                return FileOutcome(path, adapter.name), False
+            self.store(conn, read, cursor)
+        return read.outcome, read.more
+
+    def read(
+        self, path: Path, adapter: Adapter, cursor: Cursor, *, final: bool
+    ) -> RegionRead | None:
+        """The next region of ``path`` after ``cursor``, parsed, filtered and redacted into
+        rows (no database), or ``None`` when there is nothing new."""
+        outcome = FileOutcome(path, adapter.name)
+        mode = adapter.read_mode(path)
+        region = tailer.read_region(path, cursor, mode)
+        if region is None:
+            return None
+        state = {} if region.restarted else cursor.state
+        outcome.restarted = region.restarted
+        outcome.bytes_read = len(region.data)
+        if region.skipped_long_line is not None:
+            outcome.issues += 1
+        data = region.data
+        final = final and region.at_eof
+        try:
+            result = adapter.parse(
+                path, data, offset=region.offset, state=state, final=final, home=self.home
             )
-            if counts.inserted or counts.updated:
-                conn.execute(
-                    "SELECT pg_notify(%s, %s)",
-                    (NOTIFY_CHANNEL, str(counts.inserted + counts.updated)),
-                )
-        progressed = end > region.offset or region.restarted
-        more = mode == "append" and not region.at_eof and progressed
-        return outcome, more
+        except Exception:
+            if mode != "append":
+                raise
+            data = self._without_crashing_lines(path, adapter, region.offset, data, outcome)
+            result = adapter.parse(
+                path, data, offset=region.offset, state=state, final=final, home=self.home
+            )
+        if mode == "append" and result.resume_offset <= region.offset and data:
+            # One held-back group fills the whole chunk: take it as it is.
+            result = adapter.parse(
+                path, data, offset=region.offset, state=state, final=True, home=self.home
+            )
+        outcome.issues += len(result.issues)
+        outcome.unknown.update(result.unknown_kinds)
+        rows = self.prepare(result.turns, outcome)
+        end = region.end if mode == "whole" else result.resume_offset
+        if region.skipped_long_line is not None and not region.data:
+            end = region.end
+        return RegionRead(
+            path, mode, cursor, region, result, rows, outcome, end, tailer.tail_hash(path, end)
+        )
+
+    def store(self, conn: psycopg.Connection[Any], read: RegionRead, cursor: Cursor) -> None:
+        """Write ``read``'s rows and advance ``cursor`` (locked by the caller's transaction)
+        past them; the counts land in ``read.outcome``."""
+        path, region, result, outcome = read.path, read.region, read.result, read.outcome
+        if region.restarted:
+            log.info(
+                "%s changed under its cursor (offset %d); reading it again from the start",
+                path,
+                cursor.offset,
+            )
+        if region.skipped_long_line is not None:
+            at, length = region.skipped_long_line
+            log.warning(
+                "%s: skipped a %d-byte line at offset %d (longer than %d bytes)",
+                path,
+                length,
+                at,
+                tailer.MAX_LINE_BYTES,
+            )
+        for issue in result.issues:
+            log.warning("%s: skipped a record at offset %d: %s", path, issue.offset, issue.reason)
+        counts = self._insert(conn, path, read.rows, outcome)
+        outcome.inserted, outcome.updated = counts.inserted, counts.updated
+        outcome.skipped = counts.skipped
+        cursor_store.save_cursor(
+            conn,
+            read.advanced(cursor),
+            rows=counts.inserted + counts.updated,
+            unknown=result.unknown_kinds,
+            issues=outcome.issues,
+            last_issue=_last_issue(result.issues, region.skipped_long_line),
+        )
+        if counts.inserted or counts.updated:
+            conn.execute(
+                "SELECT pg_notify(%s, %s)",
+                (NOTIFY_CHANNEL, str(counts.inserted + counts.updated)),
+            )
 
     # --- records the adapter or the database cannot take ------------------------------
     def _without_crashing_lines(
@@ -299,7 +364,7 @@ def _storable(text: str) -> str:
     UTF-16 surrogates from a string a client cut in half (replaced by U+FFFD)."""
     if "\x00" in text:
         text = text.replace("\x00", "")
-    return _LONE_SURROGATE.sub("\ufffd", text)
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _last_issue(issues: list[Any], skipped: tuple[int, int] | None) -> str | None:

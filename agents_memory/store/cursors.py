@@ -8,7 +8,8 @@ so two daemons (or a daemon and a backfill) take turns on one file instead of ra
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -119,6 +120,30 @@ def save_cursor(
             cursor.path,
         ),
     )
+
+
+@contextmanager
+def deferred_flush(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """Commits inside the block return before their WAL reaches the disk
+    (``synchronous_commit = off``); leaving the block flushes them all with one durable commit.
+
+    Safe for capture, and only for it: rows and their cursor commit together, so a server crash
+    inside the block loses the newest commits whole (rows and cursor, in commit order) and the
+    files are read again from the older cursor. Nothing is lost and nothing doubles; once the
+    block is left everything is as durable as with synchronous commits.
+    """
+    if conn.autocommit:
+        raise ValueError("deferred_flush() needs a non-autocommit connection")
+    conn.execute("SET synchronous_commit = off")
+    conn.commit()
+    yield
+    with conn.transaction():
+        # A transaction with an xid writes a commit record, and a synchronous commit flushes
+        # the WAL up to it: every deferred commit before it included.
+        conn.execute("SET LOCAL synchronous_commit = on")
+        conn.execute("SELECT pg_current_xact_id()")
+    conn.execute("RESET synchronous_commit")
+    conn.commit()
 
 
 def list_cursors(conn: psycopg.Connection[Any], device_name: str | None = None) -> list[Cursor]:

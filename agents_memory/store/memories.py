@@ -6,6 +6,7 @@ commit with it (a capture cursor) are written.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -109,53 +110,58 @@ def ensure_user(conn: psycopg.Connection[Any], user_name: str) -> int:
     return int(row[0])
 
 
-_INSERT_COLUMNS = (
-    "user_id",
-    "agent_platform",
-    "agent_model",
-    "subagent",
-    "subagent_model",
-    "subagent_role",
-    "role",
-    "message",
-    "raw_message",
-    "external_uuid",
-    "device_name",
-    "session_id",
-    "cwd",
-    "git_root",
-    "git_remote",
-    "source",
-    "message_at",
-    "is_pinned",
-    "tag_processed",
+_STAGED = (
+    ("agent_platform", "text"),
+    ("agent_model", "text"),
+    ("subagent", "bool"),
+    ("subagent_model", "text"),
+    ("subagent_role", "text"),
+    ("role", "text"),
+    ("message", "text"),
+    ("raw_message", "text"),
+    ("external_uuid", "text"),
+    ("device_name", "text"),
+    ("session_id", "text"),
+    ("cwd", "text"),
+    ("git_root", "text"),
+    ("git_remote", "text"),
+    ("source", "text"),
+    ("message_at", "timestamptz"),
+    ("is_pinned", "bool"),
 )
-_ARRAY_TYPES = (
-    "bigint",
-    "text",
-    "text",
-    "boolean",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "timestamptz",
-    "boolean",
-    "boolean",
+"""The columns a batch carries, in the order (and binary types) it is copied in."""
+_STAGED_TYPES = [t for _c, t in _STAGED]
+_STAGED_LIST = ", ".join(c for c, _t in _STAGED)
+_STAGE_TABLE = (
+    "CREATE TEMP TABLE IF NOT EXISTS memory_incoming ("
+    + ", ".join(f"{c} {t}" for c, t in _STAGED)
+    + ") ON COMMIT DELETE ROWS"
 )
-
-
 _SELECT_LIST = ", ".join(
-    "coalesce(message_at, now())" if c == "message_at" else c for c in _INSERT_COLUMNS
+    "coalesce(message_at, now())" if c == "message_at" else c for c, _t in _STAGED
 )
+
+
+def _upsert(has_vector: bool) -> str:
+    reset_vector = ", embedding = NULL" if has_vector else ""
+    return (
+        "WITH previous AS (SELECT m.id, m.message FROM memory m JOIN memory_incoming i"
+        "   ON m.external_uuid = i.external_uuid AND m.message IS DISTINCT FROM i.message),"
+        " history AS (INSERT INTO memory_history (memory_id, old_message, changed_by)"
+        "   SELECT id, message, 'capture' FROM previous)"
+        f" INSERT INTO memory (user_id, tag_processed, {_STAGED_LIST})"
+        f" SELECT %s, false, {_SELECT_LIST} FROM memory_incoming"
+        " ON CONFLICT (external_uuid) DO UPDATE SET"
+        "   message = EXCLUDED.message, raw_message = EXCLUDED.raw_message,"
+        "   agent_model = coalesce(EXCLUDED.agent_model, memory.agent_model),"
+        "   tag_processed = false, cold_error = NULL, cold_attempts = 0,"
+        f"   embedding_model = NULL{reset_vector}"
+        " WHERE memory.message IS DISTINCT FROM EXCLUDED.message"
+        " RETURNING id, (xmax = 0) AS inserted"
+    )
+
+
+_UPSERT = {True: _upsert(True), False: _upsert(False)}
 
 
 def insert_memories(
@@ -165,63 +171,53 @@ def insert_memories(
     *,
     has_vector: bool = False,
 ) -> InsertCounts:
-    """Insert ``rows`` in one statement; a known ``external_uuid`` is skipped, unless its text
-    changed (a client rewrote the message under the same id): then the new text replaces the
-    old, the old text goes to ``memory_history`` and the row is queued again for the Cold Path.
+    """Insert ``rows``; a known ``external_uuid`` is skipped, unless its text changed (a client
+    rewrote the message under the same id): then the new text replaces the old, the old text
+    goes to ``memory_history`` and the row is queued again for the Cold Path.
 
-    Within one batch the last row for an ``external_uuid`` wins.
+    Within one batch the last row for an ``external_uuid`` wins. The batch goes to the server
+    by binary ``COPY`` into a session-local staging table, then one ``INSERT … SELECT … ON
+    CONFLICT`` moves it into ``memory`` (no per-value text encoding on either side). A naive
+    ``message_at`` is taken as local time.
     """
     if not rows:
         return InsertCounts()
     unique = _last_per_uuid(rows)
-    columns: list[list[Any]] = [[] for _ in _INSERT_COLUMNS]
-    for row in unique:
-        values = (
-            user_id,
-            row.agent_platform,
-            row.agent_model,
-            row.subagent,
-            row.subagent_model,
-            row.subagent_role,
-            row.role,
-            row.message,
-            row.raw_message,
-            row.external_uuid,
-            row.device_name,
-            row.session_id,
-            row.cwd,
-            row.git_root,
-            row.git_remote,
-            row.source,
-            row.message_at,
-            row.is_pinned,
-            False,
-        )
-        for bucket, value in zip(columns, values, strict=True):
-            bucket.append(value)
-    unnest = ", ".join(f"%s::{t}[]" for t in _ARRAY_TYPES)
-    reset_vector = ", embedding = NULL" if has_vector else ""
-    query = (
-        "WITH incoming AS (SELECT * FROM unnest("
-        + unnest
-        + ") AS t("
-        + ", ".join(_INSERT_COLUMNS)
-        + ")),"
-        " previous AS (SELECT m.id, m.message FROM memory m JOIN incoming i"
-        "   ON m.external_uuid = i.external_uuid AND m.message IS DISTINCT FROM i.message),"
-        " history AS (INSERT INTO memory_history (memory_id, old_message, changed_by)"
-        "   SELECT id, message, 'capture' FROM previous)"
-        " INSERT INTO memory (" + ", ".join(_INSERT_COLUMNS) + ")"
-        " SELECT " + _SELECT_LIST + " FROM incoming"
-        " ON CONFLICT (external_uuid) DO UPDATE SET"
-        "   message = EXCLUDED.message, raw_message = EXCLUDED.raw_message,"
-        "   agent_model = coalesce(EXCLUDED.agent_model, memory.agent_model),"
-        "   tag_processed = false, cold_error = NULL, cold_attempts = 0,"
-        "   embedding_model = NULL" + reset_vector + ""
-        " WHERE memory.message IS DISTINCT FROM EXCLUDED.message"
-        " RETURNING id, (xmax = 0) AS inserted"
-    )
-    returned = conn.execute(query, [list(c) for c in columns]).fetchall()
+    with conn.transaction() if conn.autocommit else contextlib.nullcontext():
+        # One round trip (no parameters: the simple protocol takes both statements); the
+        # DELETE empties what an earlier batch of this transaction left.
+        conn.execute(_STAGE_TABLE + "; DELETE FROM memory_incoming")
+        with conn.cursor().copy(
+            f"COPY memory_incoming ({_STAGED_LIST}) FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(_STAGED_TYPES)
+            for row in unique:
+                at = row.message_at
+                copy.write_row(
+                    (
+                        row.agent_platform,
+                        row.agent_model,
+                        row.subagent,
+                        row.subagent_model,
+                        row.subagent_role,
+                        row.role,
+                        row.message,
+                        row.raw_message,
+                        row.external_uuid,
+                        row.device_name,
+                        row.session_id,
+                        row.cwd,
+                        row.git_root,
+                        row.git_remote,
+                        row.source,
+                        at if at is None or at.tzinfo is not None else at.astimezone(),
+                        row.is_pinned,
+                    )
+                )
+        # Planned for every batch: a prepared plan made while ``memory`` was small (a hash
+        # join over a sequential scan of it) would stay in use as it grows, and every batch
+        # would read the whole table (2.3x slower per batch at 60k rows, worse beyond).
+        returned = conn.execute(_UPSERT[has_vector], (user_id,), prepare=False).fetchall()
     inserted = sum(1 for _id, was_insert in returned if was_insert)
     updated = len(returned) - inserted
     return InsertCounts(

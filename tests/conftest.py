@@ -128,3 +128,14 @@ def db(settings: Settings) -> database.Database:
 def conn(db: database.Database) -> Iterator[psycopg.Connection[Any]]:
     with database.connect(db) as connection:
         yield connection
+
+
+@pytest.fixture
+def embed_server() -> Iterator[Any]:
+    """An OpenAI-compatible ``/v1/embeddings`` endpoint on 127.0.0.1 (``TEST_DIM`` dims)."""
+    from tests.embeddings.fake_openai import FakeEmbeddingServer
+
+    server = FakeEmbeddingServer(dim=TEST_DIM)
+    server.start()
+    yield server
+    server.stop()

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -47,7 +46,7 @@ from tests.capture.transcripts import (
 from tests.coldpath.embedding_helpers import cli_env
 from tests.coldpath.fake_llm import ChatRequest, FakeLLMServer, schema_example
 from tests.coldpath.jobkit import git_repo, make_tag
-from tests.conftest import TEST_DIM, TEST_MODEL
+from tests.conftest import TEST_MODEL
 from tests.embeddings.fake_openai import FakeEmbeddingServer
 
 BIN = Path(sys.executable).parent
@@ -348,24 +347,15 @@ def usage_by_role(conn: psycopg.Connection[Any]) -> dict[str, int]:
     return {str(role): int(calls) for role, calls in rows if calls}
 
 
-@pytest.fixture
-def embeddings() -> Iterator[FakeEmbeddingServer]:
-    """The OpenAI-compatible embeddings endpoint, 384 dims under the stamped model's name."""
-    server = FakeEmbeddingServer(dim=TEST_DIM)
-    server.start()
-    yield server
-    server.stop()
-
-
 # --- the two runs ------------------------------------------------------------------------------
 def test_with_an_llm_every_job_runs_over_captured_history(
-    pool: Pool, db_url: str, tmp_path: Path, embeddings: FakeEmbeddingServer
+    pool: Pool, db_url: str, tmp_path: Path, embed_server: FakeEmbeddingServer
 ) -> None:
     with FakeLLMServer(replies=answer) as llm:
         models = {f"{role.upper()}_MODEL": f"fake-{role}" for role in ROLES}
         started = datetime.now(UTC)
         proc = run_coldpath(
-            db_url, tmp_path, embeddings.base_url, LOCAL_LLM_BASE_URL=llm.base_url, **models
+            db_url, tmp_path, embed_server.base_url, LOCAL_LLM_BASE_URL=llm.base_url, **models
         )
         requests = llm.chat_requests
     with psycopg.connect(db_url) as conn:
@@ -397,11 +387,11 @@ def test_with_an_llm_every_job_runs_over_captured_history(
 
 
 def test_without_an_llm_every_job_falls_back_and_nothing_is_sent(
-    pool: Pool, db_url: str, tmp_path: Path, embeddings: FakeEmbeddingServer
+    pool: Pool, db_url: str, tmp_path: Path, embed_server: FakeEmbeddingServer
 ) -> None:
     with FakeLLMServer(replies=answer) as llm:  # running, but not configured
         started = datetime.now(UTC)
-        proc = run_coldpath(db_url, tmp_path, embeddings.base_url)
+        proc = run_coldpath(db_url, tmp_path, embed_server.base_url)
         assert llm.requests == []
     with psycopg.connect(db_url) as conn:
         rows = check_common(conn, pool, started, with_llm=False)

@@ -37,14 +37,6 @@ from tests.embeddings.fake_openai import FakeEmbeddingServer
 
 
 @pytest.fixture
-def embed_server() -> Iterator[FakeEmbeddingServer]:
-    server = FakeEmbeddingServer(dim=TEST_DIM)
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def live(db_url: str) -> Iterator[psycopg.Connection[Any]]:
     """An autocommit connection for watching the database while workers run."""
     with psycopg.connect(db_url, autocommit=True) as conn:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +27,7 @@ from agents_memory.capture.discovery import Catalog
 from agents_memory.config import load_settings
 from agents_memory.store.coldqueue import COLDPATH_LOCK_KEY, LOCK_APPLICATION_PREFIX
 from tests.capture.transcripts import claude_exchange, claude_session_path
+from tests.coldpath.embedding_helpers import wait_until
 from tests.conftest import TEST_DIM, TEST_MODEL
 from tests.embeddings.fake_openai import FakeEmbeddingServer
 from tests.multimachine.conftest import BIN, machine_env
@@ -92,24 +93,6 @@ def _who(application_name: str) -> tuple[str, int]:
     return device, int(pid)
 
 
-def _wait(check: Callable[[], bool], timeout: float) -> float:
-    """Poll ``check`` until it holds; the seconds it took."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"condition not met within {timeout} s")
-        time.sleep(0.02)
-    return time.monotonic() - start
-
-
-@pytest.fixture
-def embeddings() -> Iterator[FakeEmbeddingServer]:
-    server = FakeEmbeddingServer(dim=TEST_DIM)
-    server.start()
-    yield server
-    server.stop()
-
-
 def _coldpath_env(
     home: Path, device: str, url: str, embed_url: str, enabled: bool
 ) -> dict[str, str]:
@@ -158,7 +141,7 @@ def _worked_on(conn: psycopg.Connection[Any]) -> dict[str, str]:
 
 def test_one_worker_holds_the_lock_processes_every_machine_and_fails_over_after_kill_9(
     tcp_server: str,
-    embeddings: FakeEmbeddingServer,
+    embed_server: FakeEmbeddingServer,
     tmp_path: Path,
     record_property: Callable[[str, object], None],
 ) -> None:
@@ -168,7 +151,7 @@ def test_one_worker_holds_the_lock_processes_every_machine_and_fails_over_after_
         dest.parent.mkdir(parents=True)
         dest.write_bytes((FIXTURES / source).read_bytes())
     envs = {
-        name: _coldpath_env(home, name, tcp_server, embeddings.base_url, name != "gamma")
+        name: _coldpath_env(home, name, tcp_server, embed_server.base_url, name != "gamma")
         for name, home in homes.items()
     }
     logs = {name: tmp_path / f"{name}.log" for name in homes}
@@ -190,7 +173,7 @@ def test_one_worker_holds_the_lock_processes_every_machine_and_fails_over_after_
         with psycopg.connect(tcp_server, autocommit=True) as conn:
             watch = LockWatch(conn)
             # Both workers connect; exactly one holds the lock, the other stands by.
-            _wait(lambda: len(watch.sessions()) == 2 and len(watch.holders()) == 1, 90)
+            wait_until(lambda: len(watch.sessions()) == 2 and len(watch.holders()) == 1, timeout=90)
             [(device, pid)] = watch.holders()
             assert pids[pid] == device
             standby = "beta" if device == "alpha" else "alpha"
@@ -203,7 +186,7 @@ def test_one_worker_holds_the_lock_processes_every_machine_and_fails_over_after_
                 conn.execute("SELECT device_name, count(*) FROM memory GROUP BY 1").fetchall()
             )
             assert set(per_device) == set(homes) and all(per_device.values())
-            _wait(lambda: _backlog(conn) == 0, 60)
+            wait_until(lambda: _backlog(conn) == 0, timeout=60)
             assert _worked_on(conn)["tagger"] == _worked_on(conn)["embedder"] == device
 
             # kill -9 the holder: its connection drops, the standby takes the lock and
@@ -213,9 +196,10 @@ def test_one_worker_holds_the_lock_processes_every_machine_and_fails_over_after_
             path = claude_session_path(homes["gamma"], "after-kill")
             path.write_bytes(b"".join(claude_exchange("after-kill", n) for n in range(5)))
             _capture(homes["gamma"], "gamma", tcp_server)
-            _wait(lambda: watch.holders() == [(standby, procs[standby].pid)], 10 * INTERVAL)
+            survivor = [(standby, procs[standby].pid)]
+            wait_until(lambda: watch.holders() == survivor, timeout=10 * INTERVAL)
             failover = time.monotonic() - killed
-            _wait(lambda: _backlog(conn) == 0, 10 * INTERVAL + 30)
+            wait_until(lambda: _backlog(conn) == 0, timeout=10 * INTERVAL + 30)
             processed = time.monotonic() - killed
             assert _worked_on(conn)["tagger"] == _worked_on(conn)["embedder"] == standby
             new = conn.execute(

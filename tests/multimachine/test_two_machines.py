@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,18 +14,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.capture.transcripts import claude_exchange, claude_session_path, expected_texts
+from tests.coldpath.embedding_helpers import wait_until
 from tests.multimachine.conftest import BIN, machine_env
 
 pytestmark = pytest.mark.slow
-
-
-def _wait(predicate: Any, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def _matches(found: Any) -> list[dict[str, Any]]:
@@ -76,7 +67,7 @@ def test_two_machines_share_one_pool_and_keep_their_device_scope(
                 row = conn.execute("SELECT count(*) FROM memory").fetchone()
                 return int(row[0]) if row else 0
 
-        _wait(lambda: stored() == 40)
+        wait_until(lambda: stored() == 40, timeout=60)
         with psycopg.connect(tcp_server) as conn:
             per_device = dict(
                 conn.execute("SELECT device_name, count(*) FROM memory GROUP BY 1").fetchall()

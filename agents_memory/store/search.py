@@ -22,7 +22,7 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
-from agents_memory.store.search_rank import hybrid_statement, term_stats
+from agents_memory.store.search_rank import hybrid_statement
 from agents_memory.store.search_terms import QueryTerms, query_dates, query_terms
 from agents_memory.store.search_types import (
     MAX_LIMIT,
@@ -103,14 +103,6 @@ def _filter_sql(
     return sql.SQL(" AND ").join(parts)
 
 
-def _vector_column_dim(conn: psycopg.Connection[Any]) -> int | None:
-    row = conn.execute(
-        "SELECT a.atttypmod FROM pg_attribute a WHERE a.attrelid = to_regclass('memory')"
-        " AND a.attname = 'embedding' AND NOT a.attisdropped"
-    ).fetchone()
-    return int(row[0]) if row is not None and int(row[0]) > 0 else None
-
-
 def search_memories(
     conn: psycopg.Connection[Any],
     user_id: int,
@@ -137,9 +129,7 @@ def search_memories(
             hits = _recency(conn, user_id, filters, tag)
             return SearchResult(used="recency", hits=hits, p_tag=tag_name)
         terms = query_terms(query)
-        vector, note = _usable_vector(conn, query_vector)
-        if vector is not None:
-            _set_hnsw_scan(conn, filters, tuning)
+        vector, note = _prepare(conn, query_vector, filters, tuning)
         hybrid = _hybrid(conn, user_id, query, vector, filters, tag, tuning)
         if hybrid.fts_hits > 0 or (
             hybrid.top_similarity is not None and hybrid.top_similarity >= tuning.fallback_threshold
@@ -192,24 +182,40 @@ def explain_search(
     """``EXPLAIN (ANALYZE, BUFFERS)`` of the hybrid statement a search would run (for benches
     and tests; the ``p_tag`` filter is not resolved here)."""
     with conn.transaction():
-        vector, _note = _usable_vector(conn, query_vector)
-        if vector is not None:
-            _set_hnsw_scan(conn, filters, tuning)
+        vector, _note = _prepare(conn, query_vector, filters, tuning)
         statement, params = _hybrid_statement(conn, user_id, query, vector, filters, None, tuning)
         rows = conn.execute(sql.SQL("EXPLAIN (ANALYZE, BUFFERS) ") + statement, params)
         return "\n".join(str(r[0]) for r in rows.fetchall())
 
 
-def _set_hnsw_scan(
-    conn: psycopg.Connection[Any], filters: SearchFilters, tuning: SearchTuning
-) -> None:
-    """Iterative index scans (pgvector 0.8): filtered rows are replaced, never starve the page."""
-    conn.execute(
-        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-        " set_config('hnsw.ef_search', %s, true),"
-        " set_config('hnsw.max_scan_tuples', %s, true)",
-        (str(tuning.ef_search(filters.limit)), str(tuning.hnsw_max_scan_tuples)),
-    )
+def _prepare(
+    conn: psycopg.Connection[Any],
+    query_vector: np.ndarray[Any, Any] | None,
+    filters: SearchFilters,
+    tuning: SearchTuning,
+) -> tuple[str | None, str | None]:
+    """One round trip before the search: the transaction's settings (no stop-word notices;
+    iterative HNSW scans, so filtered rows are replaced and never starve the page) and the
+    vector column's dimensions. Returns the query vector as a ``halfvec`` literal, or ``None``
+    and why not."""
+    hnsw = query_vector is not None
+    row = conn.execute(
+        "SELECT set_config('client_min_messages', 'warning', true),"
+        " CASE WHEN %(hnsw)s THEN set_config('hnsw.iterative_scan', 'relaxed_order', true) END,"
+        " CASE WHEN %(hnsw)s THEN set_config('hnsw.ef_search', %(ef)s, true) END,"
+        " CASE WHEN %(hnsw)s THEN set_config('hnsw.max_scan_tuples', %(tuples)s, true) END,"
+        " (SELECT a.atttypmod FROM pg_attribute a WHERE a.attrelid = to_regclass('memory')"
+        "  AND a.attname = 'embedding' AND NOT a.attisdropped)",
+        {
+            "hnsw": hnsw,
+            "ef": str(tuning.ef_search(filters.limit)),
+            "tuples": str(tuning.hnsw_max_scan_tuples),
+        },
+    ).fetchone()
+    if query_vector is None:
+        return None, None
+    dim = int(row[4]) if row is not None and row[4] is not None and int(row[4]) > 0 else None
+    return _usable_vector(dim, query_vector)
 
 
 def _join_notes(*notes: str | None) -> str | None:
@@ -217,12 +223,9 @@ def _join_notes(*notes: str | None) -> str | None:
 
 
 def _usable_vector(
-    conn: psycopg.Connection[Any], query_vector: np.ndarray[Any, Any] | None
+    dim: int | None, query_vector: np.ndarray[Any, Any]
 ) -> tuple[str | None, str | None]:
     """The query vector as a ``halfvec`` literal, or ``None`` and why not."""
-    if query_vector is None:
-        return None, None
-    dim = _vector_column_dim(conn)
     if dim is None:
         return None, "no vector column (pgvector unavailable): full-text only"
     flat = np.asarray(query_vector, dtype=np.float32).reshape(-1)
@@ -263,9 +266,8 @@ def _hybrid_statement(
 ) -> tuple[sql.Composed, dict[str, Any]]:
     params: dict[str, Any] = {"user_id": user_id}
     where = _filter_sql(filters, tag, params)
-    terms = query_terms(query)
     return hybrid_statement(
-        stats=term_stats(conn, terms, where, params, tuning),
+        terms=query_terms(query),
         dates=query_dates(query, tuning.date_slack_days),
         vector=vector,
         filters=filters,

@@ -1,9 +1,10 @@
 """The hybrid ranking statement (see :mod:`agents_memory.store.search` for the whole search).
 
-Two statements per search. The first counts how rare each query word is (BM25's document
+One statement per search. It first counts how rare each query word is (BM25's document
 frequency) and the mean document length over the newest ``stats_rows`` rows in scope — exact
 for a small pool, a sample for a big one — so no term-statistics table has to be maintained at
-ingest. The second does the retrieval:
+ingest; the sampled rows are read once and serve the statistics, the candidates and their
+scores. Then:
 
 * the **full-text arm** scores rows with Okapi BM25 (``k1``, ``b`` as benchmarks.md §4.5; term
   frequency from ``ts_rank_cd`` with unit weights, document length ``length(fts)``). Its
@@ -22,118 +23,100 @@ ingest. The second does the retrieval:
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import psycopg
 from psycopg import sql
 
 from agents_memory.store.search_terms import QueryTerms
 from agents_memory.store.search_types import SearchFilters, SearchTuning
 
-
-@dataclass(frozen=True, slots=True)
-class TermStats:
-    """The query's distinct normalised terms and how rare each is among the sampled rows."""
-
-    terms: tuple[str, ...]
-    """``querytree`` text of each term (``'plan'``, ``'마이그레이션':*``)."""
-    df: tuple[int, ...]
-    rows: int
-    """Rows sampled (the newest in scope)."""
-    avgdl: float
-    table_rows: float
-    """Rows in the whole table (the planner's estimate), to scale a sampled frequency."""
-
-    def idf(self) -> list[float]:
-        n = self.rows
-        return [math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in self.df]
-
-    def sampled(self, sample_rows: int) -> bool:
-        """Whether the sample is smaller than the scope (a big pool)."""
-        return self.rows >= sample_rows
-
-    def rare_query(self, rare_rows: int) -> str | None:
-        """The terms about ``rare_rows`` rows of the table or fewer hold, joined with ``|``."""
-        scale = max(self.table_rows, self.rows) / self.rows
-        rare = [t for df, t in zip(self.df, self.terms, strict=True) if df * scale <= rare_rows]
-        return " | ".join(rare) or None
-
-
-_STATS = sql.SQL(
-    "WITH t AS ("
+# The query's terms and how rare each is among the newest ``stats_rows`` rows in scope (``w``),
+# read once and shared by the statistics and the candidates: ``wm`` are the sampled rows that
+# match any term and ``wp`` each (row, term) match with the term's frequency in the row, which
+# give the document frequencies and the BM25 of those rows in one pass. ``tq``: each distinct
+# normalised term with its BM25 idf and estimated frequency in the whole table (the planner's
+# row count scales the sample's); ``qs``: the rare words' tsquery and the weights.
+_TERMS = sql.SQL(
+    "t AS MATERIALIZED ("
     " SELECT DISTINCT ON (querytree(x.q)) x.q, x.ord FROM ("
     "  SELECT to_tsquery('agents_memory', u.term) AS q, u.ord"
     "  FROM unnest(%(terms)s::text[]) WITH ORDINALITY u(term, ord)) x"
     " WHERE numnode(x.q) > 0 ORDER BY querytree(x.q), x.ord),"
-    " w AS MATERIALIZED (SELECT m.fts FROM memory m WHERE {filters}"
-    "  ORDER BY m.message_at DESC LIMIT %(stats_rows)s)"
-    " SELECT querytree(t.q), (SELECT count(*) FROM w WHERE w.fts @@ t.q),"
-    "  (SELECT count(*) FROM w), (SELECT coalesce(avg(length(w.fts)), 0)::float8 FROM w),"
-    "  (SELECT reltuples FROM pg_class WHERE oid = 'memory'::regclass)::float8"
-    " FROM t ORDER BY t.ord"
+    " w AS MATERIALIZED (SELECT m.id, m.message_at, m.fts FROM memory m WHERE {filters}"
+    "  ORDER BY m.message_at DESC LIMIT %(stats_rows)s),"
+    " wm AS MATERIALIZED (SELECT w.id, w.message_at, w.fts, length(w.fts) AS len,"
+    "  row_number() OVER (ORDER BY w.message_at DESC) AS rn"
+    "  FROM w WHERE w.fts @@ to_tsquery('agents_memory', %(any)s)),"
+    " wp AS MATERIALIZED (SELECT wm.id, wm.len, t.ord,"
+    "  ts_rank_cd('{{1,1,1,1}}'::float4[], wm.fts, t.q, 0)::float8 AS tf"
+    "  FROM wm CROSS JOIN t WHERE wm.fts @@ t.q),"
+    " wn AS MATERIALIZED (SELECT count(*)::float8 AS n,"
+    "  greatest(1, coalesce(avg(length(w.fts)), 0))::float8 AS avgdl,"
+    "  greatest(count(*), (SELECT reltuples FROM pg_class WHERE oid = 'memory'::regclass))::float8"
+    "   / greatest(count(*), 1) AS scale FROM w),"
+    " tq AS MATERIALIZED ("
+    "  SELECT t.q, t.ord, ln(1 + (wn.n - d.df + 0.5) / (d.df + 0.5)) AS idf,"
+    "   d.df * wn.scale AS est FROM t CROSS JOIN wn"
+    "  CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM wp WHERE wp.ord = t.ord) d),"
+    " qs AS MATERIALIZED (SELECT"
+    "  CASE WHEN wn.n >= %(stats_rows)s THEN (SELECT string_agg(querytree(tq.q), ' | '"
+    "   ORDER BY tq.ord) FROM tq WHERE tq.est <= %(rare_rows)s)::tsquery END AS rare,"
+    "  wn.n >= %(stats_rows)s AS sampled,"
+    "  CASE WHEN EXISTS (SELECT 1 FROM tq) THEN %(w_lex)s::float8 ELSE 0 END AS w_lex,"
+    "  wn.avgdl FROM wn),"
 )
 
-
-def term_stats(
-    conn: psycopg.Connection[Any],
-    terms: QueryTerms,
-    where: sql.Composable,
-    params: dict[str, Any],
-    tuning: SearchTuning,
-) -> TermStats | None:
-    """Per-term document frequencies over the newest rows in scope; ``None`` when no term is
-    left after stop words or the scope is empty."""
-    if not terms.terms or tuning.fts_scan_rows <= 0:
-        return None
-    conn.execute("SELECT set_config('client_min_messages', 'warning', true)")  # stop-word notices
-    rows = conn.execute(
-        _STATS.format(filters=where),
-        {**params, "terms": list(terms.terms), "stats_rows": tuning.stats_rows},
-    ).fetchall()
-    if not rows or int(rows[0][2]) == 0:
-        return None
-    return TermStats(
-        terms=tuple(str(r[0]) for r in rows),
-        df=tuple(int(r[1]) for r in rows),
-        rows=int(rows[0][2]),
-        avgdl=max(1.0, float(rows[0][3])),
-        table_rows=float(rows[0][4]),
-    )
-
-
+# Summed in term order, so the same text scores the same bits whichever way it is computed
+# (duplicates then tie exactly and the newest wins).
+_BM25_TERMS = (
+    "sum(q.idf * x.tf * (%(k1)s + 1)"
+    "  / (x.tf + %(k1)s * (1 - %(b)s + %(b)s * {length} / qs.avgdl)) ORDER BY q.ord)::float8"
+    " AS bm25"
+)
 # BM25 of the rows of ``{rows}`` (columns id, fts), one grouped pass: a term's frequency is
 # computed only where the term matches (``@@`` is a cheap lookup, ``ts_rank_cd`` is not).
 _BM25 = sql.SQL(
-    "SELECT r.id, sum(q.idf * x.tf * (%(k1)s + 1)"
-    "  / (x.tf + %(k1)s * (1 - %(b)s + %(b)s * length(r.fts) / %(avgdl)s)))::float8 AS bm25"
-    " FROM {rows} r CROSS JOIN unnest(%(tq)s::tsquery[], %(idf)s::float8[]) q(q, idf)"
-    " CROSS JOIN LATERAL"
+    "SELECT r.id, " + _BM25_TERMS.format(length="length(r.fts)") + " FROM {rows} r"
+    " CROSS JOIN tq q CROSS JOIN qs CROSS JOIN LATERAL"
     "  (SELECT ts_rank_cd('{{1,1,1,1}}'::float4[], r.fts, q.q, 0)::float8 AS tf) x"
     " WHERE r.fts @@ q.q GROUP BY r.id"
 )
+# BM25 of the sampled rows, from the matches already found.
+_BM25_SAMPLED = sql.SQL(
+    "SELECT x.id, " + _BM25_TERMS.format(length="x.len") + " FROM wp x"
+    " JOIN tq q ON q.ord = x.ord CROSS JOIN qs GROUP BY x.id"
+)
 
-
+# Candidates of the full-text arm, each row once, scored (``cs``); the arm is the best ``pool``.
 _FTS_ARM = sql.SQL(
-    "cand AS MATERIALIZED (SELECT DISTINCT ON (u.id) u.* FROM ({candidates}) u ORDER BY u.id),"
+    " cand AS MATERIALIZED (SELECT DISTINCT ON (u.id) u.* FROM ({candidates}) u ORDER BY u.id),"
+    " cs AS MATERIALIZED (SELECT c.id, c.message_at, coalesce(s.bm25, 0) AS bm25"
+    "  FROM cand c LEFT JOIN ({bm25}) s ON s.id = c.id),"
     " fts AS MATERIALIZED ("
-    " SELECT c.id, coalesce(s.bm25, 0) AS bm25,"
-    "  row_number() OVER (ORDER BY coalesce(s.bm25, 0) DESC, c.message_at DESC, c.id DESC) AS rank"
-    " FROM cand c LEFT JOIN ({bm25}) s ON s.id = c.id"
-    " ORDER BY coalesce(s.bm25, 0) DESC, c.message_at DESC, c.id DESC LIMIT %(pool)s)"
+    "  SELECT c.id, c.bm25, row_number() OVER (ORDER BY c.bm25 DESC, c.message_at DESC, c.id DESC)"
+    "   AS rank FROM cs c ORDER BY c.bm25 DESC, c.message_at DESC, c.id DESC LIMIT %(pool)s)"
 )
-_FTS_CANDIDATES = sql.SQL(
-    "(SELECT m.id, m.message_at, m.fts FROM memory m"
-    " WHERE m.fts @@ {tsquery}::tsquery AND {filters}"
-    " ORDER BY m.message_at DESC LIMIT %(scan)s)"
-)
-# In a big scope: the sampled (newest) rows that match any word, without a scan past them.
+# The sampled (newest) rows that match any word: all of them in a big scope, else the newest
+# ``scan`` (then the sample is the whole scope).
 _FTS_WINDOW = sql.SQL(
-    "(SELECT w.id, w.message_at, w.fts FROM (SELECT m.id, m.message_at, m.fts FROM memory m"
-    " WHERE {filters} ORDER BY m.message_at DESC LIMIT %(stats_rows)s) w"
-    " WHERE w.fts @@ %(any)s::tsquery)"
+    "(SELECT wm.id, wm.message_at, wm.fts FROM wm"
+    " WHERE wm.rn <= %(scan)s OR (SELECT qs.sampled FROM qs))"
+)
+# In a big scope, the newest matches of the rare words through the GIN index: ordering by an
+# expression the time index cannot serve keeps the planner from walking that index newest-first
+# looking for words only a few hundred rows hold.
+_FTS_RARE = sql.SQL(
+    "(SELECT m.id, m.message_at, m.fts FROM memory m"
+    " WHERE m.fts @@ (SELECT qs.rare FROM qs) AND {filters}"
+    " ORDER BY m.message_at + interval '0 s' DESC LIMIT %(scan)s)"
+)
+# The newest rows holding every word (a constant tsquery, so the planner can tell a common
+# conjunction, walked through the time index, from a rare one, read through the GIN index).
+_FTS_ALL = sql.SQL(
+    "(SELECT m.id, m.message_at, m.fts FROM memory m"
+    " WHERE (SELECT count(*) FROM tq) > 1 AND m.fts @@ to_tsquery('agents_memory', %(all)s)"
+    " AND {filters} ORDER BY m.message_at DESC LIMIT %(scan)s)"
 )
 _NO_FTS_ARM = sql.SQL(
     "fts AS (SELECT NULL::bigint AS id, NULL::float8 AS bm25, NULL::bigint AS rank WHERE false)"
@@ -174,12 +157,12 @@ _FUSE = sql.SQL(
     "   {cosine} AS cos"
     "  FROM (SELECT id FROM fts UNION SELECT id FROM vec UNION SELECT id FROM links) e"
     "  JOIN memory m ON m.id = e.id),"
-    " lex AS ({bm25}),"
+    " lex AS ({lex}),"
     " norm AS MATERIALIZED ("
     "  SELECT p.id, p.agent_platform, p.session_id, p.message_at, p.is_pinned, p.cos,"
     "   coalesce(l.bm25, 0) AS bm25,"
-    "   %(w_lex)s * coalesce(l.bm25 / nullif(max(l.bm25) OVER (), 0), 0)"
-    "   + %(w_vec)s * coalesce((p.cos - min(p.cos) OVER ())"
+    "   {w_lex} * coalesce(l.bm25 / nullif(max(l.bm25) OVER (), 0), 0)"
+    "   + {w_vec} * coalesce((p.cos - min(p.cos) OVER ())"
     "    / nullif(max(p.cos) OVER () - min(p.cos) OVER (), 0),"
     "    CASE WHEN p.cos IS NULL THEN 0 ELSE 1 END) AS fused"
     "  FROM inplay p LEFT JOIN lex l ON l.id = p.id),"
@@ -206,7 +189,7 @@ _FUSE = sql.SQL(
     " top AS ("
     "  SELECT s.*, (s.local + s.sess + s.dated) * s.recency * s.pinned AS score FROM scored s"
     "  ORDER BY score DESC, s.message_at DESC, s.id DESC LIMIT %(limit)s)"
-    " SELECT {columns}, f.rank, CASE WHEN %(w_lex)s > 0 THEN tp.bm25 END, v.rank, tp.cos,"
+    " SELECT {columns}, f.rank, CASE WHEN {w_lex} > 0 THEN tp.bm25 END, v.rank, tp.cos,"
     "  tp.fused, tp.local - tp.fused + tp.sess, tp.dated, tp.recency, tp.pinned, tp.score,"
     "  (SELECT count(*) FROM fts), (SELECT count(*) FROM vec), (SELECT 1 - min(distance) FROM vec)"
     " FROM top tp JOIN memory m ON m.id = tp.id LEFT JOIN fts f ON f.id = tp.id"
@@ -220,9 +203,33 @@ _DATED = sql.SQL(
 )
 
 
+# BM25 of the candidates: the sampled ones' from their matches, the others' computed.
+_CAND_BM25 = sql.SQL("{sampled} UNION ALL ({rest})").format(
+    sampled=_BM25_SAMPLED,
+    rest=_BM25.format(
+        rows=sql.SQL(
+            "(SELECT c.id, c.fts FROM cand c WHERE NOT EXISTS (SELECT 1 FROM wm"
+            " WHERE wm.id = c.id))"
+        )
+    ),
+)
+# BM25 of the rows in play: the candidates' scores, computed only for the others.
+_LEX = sql.SQL(
+    "SELECT c.id, c.bm25 FROM cs c JOIN inplay p ON p.id = c.id UNION ALL ({bm25})"
+).format(
+    bm25=_BM25.format(
+        rows=sql.SQL(
+            "(SELECT p.id, p.fts FROM inplay p WHERE NOT EXISTS (SELECT 1 FROM cs c"
+            " WHERE c.id = p.id))"
+        )
+    )
+)
+_NO_LEX = sql.SQL("SELECT NULL::bigint AS id, NULL::float8 AS bm25 WHERE false")
+
+
 def hybrid_statement(
     *,
-    stats: TermStats | None,
+    terms: QueryTerms,
     dates: tuple[tuple[datetime, datetime], ...],
     vector: str | None,
     filters: SearchFilters,
@@ -232,9 +239,9 @@ def hybrid_statement(
     columns: sql.Composable,
     tag_join: sql.Composable,
 ) -> tuple[sql.Composed, dict[str, Any]]:
-    """The retrieval statement and its parameters (``params`` holds the filters' values)."""
+    """The one retrieval statement and its parameters (``params`` holds the filters' values)."""
     has_vec = vector is not None
-    w_lex = (tuning.lexical_weight if has_vec else 1.0) if stats is not None else 0.0
+    lexical = bool(terms.terms) and tuning.fts_scan_rows > 0
     params = {
         **params,
         "pool": tuning.pool(filters.limit),
@@ -244,41 +251,38 @@ def hybrid_statement(
         "decay": tuning.neighbour_decay,
         "neighbour": tuning.neighbour_weight,
         "session_w": tuning.session_weight,
-        "w_lex": w_lex,
-        "w_vec": (1.0 - w_lex) if has_vec else 0.0,
         "halflife": tuning.recency_halflife_days,
         "pinned": tuning.pinned_boost,
     }
+    prefix: sql.Composable = sql.SQL("")
     fts_arm: sql.Composable = _NO_FTS_ARM
-    bm25: sql.Composable = sql.SQL("SELECT NULL::bigint AS id, NULL::float8 AS bm25 WHERE false")
-    if stats is not None:
-        params["any"] = " | ".join(stats.terms)
-        candidates = [_FTS_CANDIDATES.format(tsquery=sql.SQL("%(any)s"), filters=where)]
-        rare = stats.rare_query(tuning.rare_rows)
-        if stats.sampled(tuning.stats_rows):
-            candidates = [_FTS_WINDOW.format(filters=where)]
-            if rare is not None:
-                candidates.append(
-                    _FTS_CANDIDATES.format(tsquery=sql.SQL("%(rare)s"), filters=where)
-                )
-                params["rare"] = rare
-        if len(stats.terms) > 1:
-            candidates.append(_FTS_CANDIDATES.format(tsquery=sql.SQL("%(all)s"), filters=where))
-            params["all"] = " & ".join(stats.terms)
+    lex: sql.Composable = _NO_LEX
+    w_lex: sql.Composable = sql.SQL("0::float8")
+    if lexical:
+        prefix = _TERMS.format(filters=where)
+        candidates = [_FTS_WINDOW, _FTS_RARE.format(filters=where)]
+        if len(terms.terms) > 1:
+            candidates.append(_FTS_ALL.format(filters=where))
+            params["all"] = " & ".join(terms.terms)
         fts_arm = _FTS_ARM.format(
-            bm25=_BM25.format(rows=sql.SQL("cand")),
+            bm25=_CAND_BM25,
             candidates=sql.SQL(" UNION ALL ").join(candidates),
         )
-        bm25 = _BM25.format(rows=sql.SQL("inplay"))
+        lex = _LEX
+        w_lex = sql.SQL("(SELECT qs.w_lex FROM qs)")
         params.update(
+            terms=list(terms.terms),
+            any=" | ".join(terms.terms),
+            w_lex=tuning.lexical_weight if has_vec else 1.0,
             scan=tuning.fts_scan_rows,
             stats_rows=tuning.stats_rows,
-            tq=list(stats.terms),
-            idf=stats.idf(),
+            rare_rows=tuning.rare_rows,
             k1=tuning.bm25_k1,
             b=tuning.bm25_b,
-            avgdl=stats.avgdl,
         )
+    w_vec: sql.Composable = sql.SQL("(1 - {w_lex})").format(w_lex=w_lex)
+    if not has_vec:
+        w_vec = sql.SQL("0::float8")
     vec_arm: sql.Composable = _NO_VECTOR_ARM
     cosine: sql.Composable = sql.SQL("NULL::float8")
     if vector is not None:
@@ -298,10 +302,12 @@ def hybrid_statement(
             " WHERE false),"
         )
     statement = (
-        sql.SQL("WITH {fts}, {vec},").format(fts=fts_arm, vec=vec_arm)
+        sql.SQL("WITH {prefix}{fts}, {vec},").format(prefix=prefix, fts=fts_arm, vec=vec_arm)
         + links
         + _FUSE.format(
-            bm25=bm25,
+            lex=lex,
+            w_lex=w_lex,
+            w_vec=w_vec,
             cosine=cosine,
             session=_SESSION,
             dated=dated,

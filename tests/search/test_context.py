@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agents_memory.store.search import SearchTuning
+from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
 from agents_memory.store.search_terms import query_dates
 
 from .helpers import NOW, add, mem, run
@@ -34,6 +34,33 @@ def test_common_words_add_score_but_not_candidates(conn: psycopg.Connection[Any]
     assert [h.id for h in result.hits[:2]] == [both, rare_only]
     scores = [h.why.fts_score or 0 for h in result.hits[:2]]
     assert scores[0] > scores[1] > 0
+
+
+def test_rare_words_are_read_through_the_full_text_index(conn: psycopg.Connection[Any]) -> None:
+    """Beyond the sample, the rows holding a rare word come from the GIN index, not from a walk
+    of the time index newest-first (which would read every newer row looking for them)."""
+    rows = [mem(f"deploy log line {i} of the nightly deploy", age_days=0.1) for i in range(400)]
+    rows += [mem("zeppelin hangar inspection", age_days=40 + i) for i in range(3)]
+    ids = add(conn, rows)
+    conn.execute("ANALYZE memory")
+    tuning = SearchTuning(stats_rows=50, rare_rows=20)
+    result = run(conn, "zeppelin deploy", tuning=tuning, limit=5)
+    assert [h.id for h in result.hits[:3]] == ids[-3:]
+    assert all(h.why.fts_rank is not None for h in result.hits[:3])
+    uid = conn.execute("SELECT user_id FROM users WHERE user_name = 'tester'").fetchone()
+    assert uid is not None
+    conn.execute("SET enable_seqscan = off")  # a tiny table: choose between the indexes
+    plan = explain_search(
+        conn,
+        int(uid[0]),
+        query="zeppelin deploy",
+        query_vector=None,
+        filters=SearchFilters(limit=5),
+        tuning=tuning,
+    )
+    rare_scan = [line for line in plan.splitlines() if "Bitmap Index Scan on memory_fts" in line]
+    assert rare_scan, plan
+    assert "rows=3" in plan[plan.index(rare_scan[0]) :].splitlines()[0]
 
 
 def test_an_answer_is_found_through_the_question_before_it(conn: psycopg.Connection[Any]) -> None:

@@ -90,10 +90,11 @@ class BenchDB:
 
 
 @contextlib.contextmanager
-def bench_db(conf: dict[str, str] | None = None) -> Iterator[BenchDB]:
-    """Start a private embedded server (extra ``postgresql.conf`` settings in ``conf``)."""
-    base = Path(tempfile.mkdtemp(prefix="am-bench-"))
-    (base / "home").mkdir()
+def bench_db(conf: dict[str, str] | None = None, keep: Path | None = None) -> Iterator[BenchDB]:
+    """Start a private embedded server (extra ``postgresql.conf`` settings in ``conf``), in a
+    temp dir removed afterwards, or in ``keep`` (created when missing) whose cluster stays."""
+    base = keep if keep is not None else Path(tempfile.mkdtemp(prefix="am-bench-"))
+    (base / "home").mkdir(parents=True, exist_ok=True)
     server = EmbeddedServer(base / "cluster")
     info = server.start()
     try:
@@ -105,7 +106,8 @@ def bench_db(conf: dict[str, str] | None = None) -> Iterator[BenchDB]:
         yield BenchDB(base, server, info)
     finally:
         server.stop()
-        shutil.rmtree(base, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 # --- machine and figures --------------------------------------------------------------------

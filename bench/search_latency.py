@@ -2,7 +2,11 @@
 embedding), against seed A's strategy on the same database.
 
     python -m bench.search_latency --data PATH/locomo10.json [--sizes 10000,100000,1000000]
-                                   [--queries 1000] [--embed-queries 300]
+                                   [--queries 1000] [--embed-queries 300] [--keep DIR]
+
+``--keep DIR`` keeps the cluster and its loaded databases in DIR and reuses them on the next
+run (loading 1M rows takes ~25 min, most of it the HNSW build); the loading figures are then
+those of the run that built them.
 
 Corpus: LoCoMo replay with perturbation (``bench/replay.py``, benchmarks.md §4.6), one user,
 one searchable scope; vectors by replay (the ~6k turns embedded once by the product's embedder,
@@ -18,6 +22,7 @@ Seed A's strategy (the baseline): ``ORDER BY embedding <=> q LIMIT 10``, then
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import time
 from typing import Any
@@ -137,6 +142,20 @@ def load(db: common.BenchDB, dbname: str, convs: Any, vecs: Any, size: int) -> d
     }
 
 
+def _kept(db: common.BenchDB, name: str, keep: common.Path | None) -> dict[str, Any] | None:
+    """The loading figures of database ``name`` kept by an earlier run, or ``None``."""
+    meta = keep / f"{name}.json" if keep is not None else None
+    if meta is None or not meta.exists():
+        return None
+    with psycopg.connect(db.url("postgres"), autocommit=True) as admin:
+        found = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+    if found is None:
+        return None
+    info: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
+    print(f"reusing {name} kept in {keep}", flush=True)
+    return info
+
+
 def seed_a(conn: psycopg.Connection[Any], user_id: int, query: str, vec: Any) -> list[Any]:
     """Seed A: nearest 10 by cosine; an ILIKE of the whole query when the best is below 0.3."""
     rows = conn.execute(
@@ -200,6 +219,11 @@ def main() -> None:
         help="random unit vectors instead of the cached LoCoMo embeddings (a stand-in when they"
         " are not computed yet; HNSW on random data is a pessimistic case)",
     )
+    parser.add_argument(
+        "--keep",
+        type=common.Path,
+        help="keep the cluster and the loaded databases in this directory and reuse them",
+    )
     args = parser.parse_args()
     start_header = common.header(common.command_line())
     if args.random_vectors:
@@ -221,11 +245,16 @@ def main() -> None:
     assert embedder is not None
     embedder.embed_query("warm up the model")
     lat_rows, load_rows, explains = [], [], []
-    with common.bench_db({"shared_buffers": "128MB"}) as db:
+    with common.bench_db({"shared_buffers": "128MB"}, keep=args.keep) as db:
         versions = common.pg_versions(db.create_database("probe"))
         for size in [int(s) for s in args.sizes.split(",") if s]:
             name = f"s{size}"
-            info = load(db, name, convs, turn_vecs, size)
+            info = _kept(db, name, args.keep)
+            if info is None:
+                info = load(db, name, convs, turn_vecs, size)
+                info["load"] = common.load_avg()
+                if args.keep is not None:
+                    (args.keep / f"{name}.json").write_text(json.dumps(info), encoding="utf-8")
             load_rows.append(
                 (
                     size,
@@ -237,7 +266,7 @@ def main() -> None:
                     info["vacuum_s"],
                     f"{info['disk_mb']:,.0f} MB",
                     f"{100 * info['dup']:.2f} %",
-                    common.load_avg(),
+                    info["load"] + (" (kept from an earlier run)" if args.keep else ""),
                 )
             )
             print(f"loaded {size:,}: {load_rows[-1]}", flush=True)
@@ -282,8 +311,9 @@ def main() -> None:
                             )
                             conn.commit()
                             explains.append((size, slow, plan))
-            with psycopg.connect(db.url("postgres"), autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+            if args.keep is None:
+                with psycopg.connect(db.url("postgres"), autocommit=True) as admin:
+                    admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
     embedder.close()
     ratios = []
     by = {(r[0], r[1], r[2]): r for r in lat_rows}

@@ -1,5 +1,8 @@
 """Embeddings of the LoCoMo turns and questions by the product's embedder, cached on disk.
 
+A turn is embedded as the product's Cold Path embeds a stored row: after the end of the turn
+before it in its session (:mod:`agents_memory.store.passages`).
+
 The cache lives outside the repository (``--cache``, default ``$TMPDIR/am-bench-cache``) and is
 keyed by a hash of the texts and the model, so a changed text set is embedded again.
 
@@ -18,6 +21,7 @@ import numpy as np
 
 from agents_memory.config import load_settings
 from agents_memory.embeddings import create_embedder
+from agents_memory.store.passages import passage_text
 from bench import locomo_data
 from bench.common import DEFAULT_CACHE, MODEL
 
@@ -58,12 +62,22 @@ def embed(texts: list[str], kind: str, cache: Path, *, log: bool = True) -> np.n
     return array
 
 
+def passages(conv: locomo_data.Conversation) -> list[str]:
+    """What the product embeds for each turn (in turn order): the turn after the end of the
+    one before it in its session (:func:`agents_memory.store.passages.passage_text`)."""
+    out: list[str] = []
+    for i, t in enumerate(conv.turns):
+        prev = conv.turns[i - 1] if i > 0 and conv.turns[i - 1].session == t.session else None
+        out.append(passage_text(t.text, prev.text if prev else None))
+    return out
+
+
 def locomo_vectors(
     data: Path, cache: Path
 ) -> tuple[list[locomo_data.Conversation], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """Conversations, turn vectors (in turn order) and question vectors (in question order)."""
     convs = locomo_data.load(data)
-    turns = [t.text for c in convs for t in c.turns]
+    turns = [p for c in convs for p in passages(c)]
     questions = [q.question for c in convs for q in c.questions]
     return convs, embed(turns, "passage", cache), embed(questions, "query", cache)
 

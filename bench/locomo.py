@@ -8,7 +8,9 @@ speaker_b → assistant, text ``"<speaker>: <text> [image: <caption>]"``, ts = s
 30 s x turn index) under a temp HOME, imported by the product's ``backfill()`` (what
 ``memory-capture backfill`` runs; in process, to spare ten process starts) with one user per
 conversation (the scope). Vectors are filled with the product's embedder (``embed_passages`` →
-``to_halfvec`` → ``set_embedding``; cached across runs outside the repo). §4.3: every question
+``to_halfvec`` → ``set_embedding``; cached across runs outside the repo) over the text the Cold
+Path embeds: each stored message after the end of the turn before it in its session
+(``agents_memory.store.passages``). §4.3: every question
 goes verbatim through ``search_memories`` (k = 50, query embedded by the product's embedder).
 The product has no ``now`` parameter: searches run at the real clock, years after LoCoMo's dates.
 
@@ -39,6 +41,7 @@ from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
 from agents_memory.embeddings import to_halfvec
 from agents_memory.store.knowledge import set_embedding
+from agents_memory.store.passages import PREVIOUS_SQL, passage_text
 from agents_memory.store.search import SearchFilters, SearchTuning, find_user_id, search_memories
 from bench import common, embed_cache, locomo_data
 from bench.locomo_report import Ranked, mean, report, score
@@ -135,30 +138,37 @@ def import_all(
             uid = find_user_id(conn, user)
             assert uid is not None
             rows = conn.execute(
-                "SELECT id, session_id, message_at, message FROM memory WHERE user_id = %s"
-                " AND session_id = ANY(%s)",
+                "SELECT m.id, m.session_id, m.message_at, m.message, "
+                + PREVIOUS_SQL
+                + " FROM memory m WHERE m.user_id = %s AND m.session_id = ANY(%s)",
                 (uid, sorted({s for s, _ in keys})),
             ).fetchall()
             dia = {}
-            texts = {t.dia_id: (i, t.text) for i, t in enumerate(conv.turns)}
+            order = {t.dia_id: i for i, t in enumerate(conv.turns)}
+            expected = embed_cache.passages(conv)
             started = time.perf_counter()
-            changed = 0
-            for mid, session, at_, message in rows:
+            changed, vecs, redo = 0, {}, {}
+            for mid, session, at_, message, previous in rows:
                 d = keys[(session, at_.astimezone(UTC).isoformat())]
                 dia[int(mid)] = d
-                i, text = texts[d]
+                i = order[d]
+                changed += message != conv.turns[i].text
+                # the product's rule (what the Cold Path embeds), not the bench's own text
+                passage = passage_text(message, previous)
                 if turn_vecs is None:
-                    changed += message != text
                     continue
-                vec = turn_vecs[offsets[conv.sample_id] + i]
-                if message != text:
-                    changed += 1
-                    vec = embed_cache.embed([message], "passage", db.base / "cache", log=False)[0]
-                set_embedding(conn, int(mid), to_halfvec(np.asarray(vec)), common.MODEL)
+                if passage == expected[i]:
+                    vecs[int(mid)] = turn_vecs[offsets[conv.sample_id] + i]
+                else:
+                    redo[int(mid)] = passage
+            if redo:
+                fresh = embed_cache.embed(list(redo.values()), "passage", db.base / "cache")
+                vecs.update(zip(redo, fresh, strict=True))
+            for mid, vec in vecs.items():
+                set_embedding(conn, mid, to_halfvec(np.asarray(vec)), common.MODEL)
             conn.commit()
             timings["vectors_s"] += time.perf_counter() - started
             timings["changed_texts"] = timings.get("changed_texts", 0) + changed
-        order = {d: i for i, d in enumerate(t.dia_id for t in conv.turns)}
         ids = sorted(dia, key=lambda m: order[dia[m]])
         if len(ids) != len(conv.turns):
             print(f"  {conv.sample_id}: {len(ids)} rows for {len(conv.turns)} turns")

@@ -1,8 +1,9 @@
 """The embedder job: a vector for every row that has none.
 
 Claims rows with ``embedding IS NULL`` (active first, then oldest; rows in a retry cooldown and
-rows another transaction holds are skipped), embeds their text as passages in one batch and
-writes the vectors with the model's name, one transaction per batch. A batch the backend
+rows another transaction holds are skipped), embeds their text as passages in one batch (a
+turn after the end of the turn before it in its session: :mod:`agents_memory.store.passages`)
+and writes the vectors with the model's name, one transaction per batch. A batch the backend
 refuses is retried row by row so that one bad row does not hold the others back; a row that
 still fails gets ``cold_error`` and a cooldown. The job pauses (with a note) when there is no
 embedder, no vector column (full-text-only database), a stamp for another model (``reembed``

@@ -20,6 +20,7 @@ from agents_memory.errors import AgentsMemoryError
 from agents_memory.server.state import ServerState
 from agents_memory.store import knowledge
 from agents_memory.store.memories import NewMemory, insert_memories
+from agents_memory.store.passages import passage_of
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +170,7 @@ def _embed_now(
     try:
         from agents_memory.embeddings import to_halfvec
 
-        vector = embedder.embed_passages([text])[0]
+        vector = embedder.embed_passages([passage_of(conn, memory_id) or text])[0]
         knowledge.set_embedding(conn, memory_id, to_halfvec(vector), embedder.spec.model)
     except AgentsMemoryError as exc:
         log.warning("embedding memory %d failed, left for the Cold Path: %s", memory_id, exc)

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
+from agents_memory.store.passages import PREVIOUS_SQL, passage_text
+
 if TYPE_CHECKING:
     from agents_memory.coldpath.base import JobReport
 
@@ -131,15 +133,17 @@ def claim_unembedded(
     conn: psycopg.Connection[Any], limit: int, *, now: datetime
 ) -> list[tuple[int, str]]:
     """Lock up to ``limit`` rows without a vector: active first, then oldest, skipping rows
-    in a cooldown and rows another transaction holds. Returns ``(id, message)`` pairs."""
+    in a cooldown and rows another transaction holds. Returns ``(id, text to embed)`` pairs:
+    the message after the end of the turn before it (:mod:`agents_memory.store.passages`)."""
     rows = conn.execute(
-        "SELECT m.id, m.message FROM memory m WHERE m.embedding IS NULL AND "
+        "SELECT m.id, m.message, " + PREVIOUS_SQL + " FROM memory m"
+        " WHERE m.embedding IS NULL AND "
         + READY_SQL
         + " ORDER BY m.is_active DESC, m.created_at, m.id LIMIT %(limit)s"
         " FOR UPDATE OF m SKIP LOCKED",
         {"now": now, "limit": limit},
     ).fetchall()
-    return [(int(r[0]), str(r[1])) for r in rows]
+    return [(int(r[0]), passage_text(str(r[1]), r[2])) for r in rows]
 
 
 def count_unembedded(conn: psycopg.Connection[Any]) -> int:

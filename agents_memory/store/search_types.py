@@ -49,8 +49,11 @@ class SearchTuning:
     candidate_factor: int = 4
     min_candidates: int = 40
     hnsw_max_scan_tuples: int = 20_000
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.4
+    """Term-frequency saturation and length normalisation, both milder than the textbook 1.2
+    and 0.75: on LoCoMo a longer turn is more often the one that answers, and a repeated word
+    adds little."""
     stats_rows: int = 2_000
     """Term rarity (BM25's document frequencies) and the mean document length are counted over
     the newest this many rows in scope: exact for a small pool, a sample for a big one."""
@@ -60,9 +63,10 @@ class SearchTuning:
     fts_scan_rows: int = 1_000
     """The full-text arm scores at most this many newest rows matching a rare word (and as many
     matching every word), so a common word costs a bounded scan; 0 turns the arm off."""
-    lexical_weight: float = 0.5
+    lexical_weight: float = 0.45
     """Fusion: ``w * bm25 / max bm25 + (1 - w) * min-max normalised cosine`` over the rows in
-    play (both arms' candidates and their neighbours)."""
+    play (both arms' candidates and their neighbours). A little below one half since a row's
+    vector carries the end of the turn before it (:mod:`agents_memory.store.passages`)."""
     neighbour_weight: float = 0.5
     """A turn gains this share of the best fused score among its session neighbours (an answer
     is often found through the question before it)."""
@@ -71,8 +75,9 @@ class SearchTuning:
     """Neighbours further than one turn away count this much less."""
     session_weight: float = 0.4
     """A turn gains this share of the mean of its session's best three scores."""
-    date_weight: float = 0.3
-    """Added for turns whose time falls on a date the query names."""
+    date_weight: float = 0.6
+    """Added for turns whose time falls on a date the query names (about the fused score of a
+    good match: a question that names a day is mostly about that day)."""
     date_slack_days: float = 3.0
     ilike_scan_rows: int = 20_000
     """The ILIKE fallback looks at most at this many newest rows (it cannot use an index)."""

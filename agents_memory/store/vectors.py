@@ -16,6 +16,7 @@ import psycopg
 from psycopg import sql
 
 from agents_memory.errors import EmbeddingMismatchError
+from agents_memory.store.passages import PREVIOUS_SQL, passage_text
 
 log = logging.getLogger(__name__)
 
@@ -167,13 +168,15 @@ def begin_reembed(conn: psycopg.Connection[Any], model: str, dim: int) -> bool:
 def reembed_todo(
     conn: psycopg.Connection[Any], *, after_id: int, limit: int
 ) -> list[tuple[int, str, str]]:
-    """The next rows (by id) whose new vector is still missing: ``(id, message, md5)``."""
+    """The next rows (by id) whose new vector is still missing: ``(id, text to embed, md5 of
+    the message)``; the text is the message after the end of the turn before it
+    (:mod:`agents_memory.store.passages`)."""
     rows = conn.execute(
-        "SELECT id, message, md5(message) FROM memory WHERE embedding_new IS NULL AND id > %s"
-        " ORDER BY id LIMIT %s",
+        "SELECT m.id, m.message, md5(m.message), " + PREVIOUS_SQL + " FROM memory m"
+        " WHERE m.embedding_new IS NULL AND m.id > %s ORDER BY m.id LIMIT %s",
         (after_id, limit),
     ).fetchall()
-    return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+    return [(int(r[0]), passage_text(str(r[1]), r[3]), str(r[2])) for r in rows]
 
 
 def reembed_remaining(conn: psycopg.Connection[Any]) -> int:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import psycopg
 import pytest
 
 from agents_memory.coldpath.embedder import EmbedderJob
 from agents_memory.config import Settings
-from agents_memory.embeddings import create_embedder
+from agents_memory.embeddings import create_embedder, to_halfvec
 from agents_memory.store import migrate
+from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
+from agents_memory.store.passages import CONTEXT_CHARS, passage_of, passage_text
 from tests.coldpath.embedding_helpers import ScriptedEmbedder, add_rows, job_context
 
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
@@ -167,3 +169,68 @@ def test_the_real_local_model_embeds_rows_in_three_languages(
         "SELECT id, l2_norm(embedding) FROM memory WHERE id = ANY(%s)", (ids,)
     ).fetchall()
     assert all(abs(float(norm) - 1.0) < 1e-2 for _, norm in norms)
+
+
+def test_a_turn_is_embedded_after_the_end_of_the_turn_before_it_in_its_session(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    uid = ensure_user(conn, "tester")
+    long_question = "x" * 600 + " which day suits you for the deploy?"
+    rows = [
+        NewMemory("claude-code", "user", long_question, session_id="s1", message_at=T0),
+        NewMemory(
+            "claude-code",
+            "assistant",
+            "Yes, next Tuesday!",
+            session_id="s1",
+            message_at=T0 + timedelta(seconds=5),
+        ),
+        NewMemory(  # another session: no context from s1
+            "claude-code", "user", "a new topic", session_id="s2", message_at=T0 + timedelta(1)
+        ),
+        NewMemory("claude-code", "user", "a pinned fact", message_at=T0 + timedelta(2)),
+    ]
+    insert_memories(conn, uid, rows, has_vector=True)
+    conn.commit()
+    embedder = ScriptedEmbedder()
+    report = EmbedderJob().run(job_context(conn, settings, embedder, drain=True))
+    assert report.processed == 4
+    context = long_question[-CONTEXT_CHARS:]
+    assert sorted(embedder.seen) == sorted(
+        [long_question, f"{context}\nYes, next Tuesday!", "a new topic", "a pinned fact"]
+    )
+    assert passage_text("a", None) == passage_text("a", "  ") == "a"
+    # what manage_knowledge embeds when it edits a row: the same rule
+    second = conn.execute("SELECT id FROM memory WHERE message = 'Yes, next Tuesday!'").fetchone()
+    assert second is not None
+    assert passage_of(conn, int(second[0])) == f"{context}\nYes, next Tuesday!"
+    assert passage_of(conn, -1) is None
+
+
+def test_the_real_local_model_finds_an_answer_through_the_turn_it_answers(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    """The point of the context: "Yes, next Tuesday!" alone says nothing about a deploy."""
+    uid = ensure_user(conn, "tester")
+    turns: list[tuple[Literal["user", "assistant"], str]] = [
+        ("user", "which day should we deploy the billing service?"),
+        ("assistant", "Next Tuesday, after the freeze ends."),
+        ("user", "what should we have for lunch?"),
+        ("assistant", "Pizza sounds good."),
+    ]
+    rows = [
+        NewMemory("claude-code", role, text, session_id="s1", message_at=T0 + timedelta(seconds=i))
+        for i, (role, text) in enumerate(turns)
+    ]
+    ids = sorted(insert_memories(conn, uid, rows, has_vector=True).ids)
+    conn.commit()
+    embedder = create_embedder(settings)
+    assert embedder is not None
+    with embedder:
+        EmbedderJob().run(job_context(conn, settings, embedder, drain=True))
+        query = to_halfvec(embedder.embed_queries(["when is the billing deploy?"])[0])
+    best = conn.execute(  # among the two answers
+        "SELECT id FROM memory WHERE id = ANY(%s) ORDER BY embedding <=> %s LIMIT 1",
+        (ids[1::2], query),
+    ).fetchone()
+    assert best is not None and best[0] == ids[1]

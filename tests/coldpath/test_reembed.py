@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -221,3 +223,23 @@ def db_conn_autocommit(db_url: str) -> Iterator[psycopg.Connection[Any]]:
     with psycopg.connect(db_url, autocommit=True) as conn:
         register_types(conn)
         yield conn
+
+
+def test_a_reembed_embeds_a_turn_after_the_turn_before_it_like_the_cold_path(
+    db_conn_autocommit: psycopg.Connection[Any],
+) -> None:
+    conn = db_conn_autocommit
+    uid = ensure_user(conn, "tester")
+    t0 = datetime(2030, 1, 1, tzinfo=UTC)
+    rows = [
+        NewMemory("codex", "user", "which port does it use?", session_id="s", message_at=t0),
+        NewMemory("codex", "assistant", "5433.", session_id="s", message_at=t0 + timedelta(1)),
+    ]
+    ids = sorted(insert_memories(conn, uid, rows, has_vector=True).ids)
+    vectors.begin_reembed(conn, "fake-8", 8)
+    todo = {
+        i: (text, digest) for i, text, digest in vectors.reembed_todo(conn, after_id=0, limit=9)
+    }
+    assert todo[ids[0]][0] == "which port does it use?"
+    assert todo[ids[1]][0] == "which port does it use?\n5433."
+    assert todo[ids[1]][1] == hashlib.md5(b"5433.").hexdigest()  # the edit check is on the row

@@ -108,7 +108,7 @@ def test_a_date_in_the_query_favours_turns_of_that_day(conn: psycopg.Connection[
     )
     result = run(conn, "what did we rotate on 9 July, 2024?")
     assert [h.id for h in result.hits] == [on_day, later]
-    assert result.hits[0].why.date_boost == pytest.approx(0.3)
+    assert result.hits[0].why.date_boost == pytest.approx(SearchTuning().date_weight)
     assert result.hits[1].why.date_boost is None
 
 

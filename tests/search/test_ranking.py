@@ -209,7 +209,10 @@ def test_fulltext_hits_report_their_cosine_similarity_too(conn: psycopg.Connecti
     rows = [mem(f"filler note {i}", age_days=5) for i in range(45)] + [mem("zeppelin")]
     vectors = [near(0, 0.99, 1 + i) for i in range(45)] + [near(0, 0.3, 100)]
     *_, text_row = add(conn, rows, vectors)
-    result = run(conn, "zeppelin", unit((0, 1.0)), limit=10)
+    # the lexical arm weighs more than the vector arm here, so that the text-only hit makes
+    # the page against 45 near-identical vector hits
+    tuning = SearchTuning(lexical_weight=0.6)
+    result = run(conn, "zeppelin", unit((0, 1.0)), limit=10, tuning=tuning)
     hit = next(h for h in result.hits if h.id == text_row)
     assert hit.why.arms == ("fulltext",)  # beyond the vector arm's 40-row pool
     assert hit.why.similarity == pytest.approx(0.3, abs=0.01)

@@ -36,7 +36,9 @@ from agents_memory.store.search_types import SearchFilters, SearchTuning
 # match any term and ``wp`` each (row, term) match with the term's frequency in the row, which
 # give the document frequencies and the BM25 of those rows in one pass. ``tq``: each distinct
 # normalised term with its BM25 idf and estimated frequency in the whole table (the planner's
-# row count scales the sample's); ``qs``: the rare words' tsquery and the weights.
+# row count scales the sample's); ``qs``: the rare words' tsquery and the weights. A word the
+# sample lacks but ANALYZE found common in the table (``mce``, read only for a sampled scope)
+# is not rare: topics cluster in time, and its matches would all be read.
 _TERMS = sql.SQL(
     "t AS MATERIALIZED ("
     " SELECT DISTINCT ON (querytree(x.q)) x.q, x.ord FROM ("
@@ -59,9 +61,12 @@ _TERMS = sql.SQL(
     "  SELECT t.q, t.ord, ln(1 + (wn.n - d.df + 0.5) / (d.df + 0.5)) AS idf,"
     "   d.df * wn.scale AS est FROM t CROSS JOIN wn"
     "  CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM wp WHERE wp.ord = t.ord) d),"
+    " mce AS MATERIALIZED (SELECT quote_literal(c.lexeme) AS term"
+    "  FROM memory_common_lexemes(%(rare_rows)s) c),"
     " qs AS MATERIALIZED (SELECT"
     "  CASE WHEN wn.n >= %(stats_rows)s THEN (SELECT string_agg(querytree(tq.q), ' | '"
-    "   ORDER BY tq.ord) FROM tq WHERE tq.est <= %(rare_rows)s)::tsquery END AS rare,"
+    "   ORDER BY tq.ord) FROM tq WHERE tq.est <= %(rare_rows)s"
+    "   AND querytree(tq.q) NOT IN (SELECT mce.term FROM mce))::tsquery END AS rare,"
     "  wn.n >= %(stats_rows)s AS sampled,"
     "  CASE WHEN EXISTS (SELECT 1 FROM tq) THEN %(w_lex)s::float8 ELSE 0 END AS w_lex,"
     "  wn.avgdl FROM wn),"

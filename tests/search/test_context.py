@@ -63,6 +63,32 @@ def test_rare_words_are_read_through_the_full_text_index(conn: psycopg.Connectio
     assert "rows=3" in plan[plan.index(rare_scan[0]) :].splitlines()[0]
 
 
+def test_a_word_common_in_the_table_is_not_read_as_rare(conn: psycopg.Connection[Any]) -> None:
+    """A word the sampled (newest) rows lack but ANALYZE found common in the table is not a
+    rare word: its matches are not all read through the GIN index (topics cluster in time)."""
+    rows = [mem(f"zeppelin mooring drill {i}", age_days=30 + i / 100) for i in range(600)]
+    rows += [mem("zeppelin hangar inspection", age_days=40 + i) for i in range(3)]
+    rows += [mem(f"deploy log line {i}", age_days=0.1) for i in range(200)]
+    ids = add(conn, rows)
+    conn.execute("ANALYZE memory")
+    tuning = SearchTuning(stats_rows=50, rare_rows=20)
+    result = run(conn, "zeppelin hangar", tuning=tuning, limit=5)
+    assert set(ids[600:603]) <= {h.id for h in result.hits[:3]}
+    uid = conn.execute("SELECT user_id FROM users WHERE user_name = 'tester'").fetchone()
+    assert uid is not None
+    conn.execute("SET enable_seqscan = off")
+    plan = explain_search(
+        conn,
+        int(uid[0]),
+        query="zeppelin hangar",
+        query_vector=None,
+        filters=SearchFilters(limit=5),
+        tuning=tuning,
+    )
+    rare_scan = [line for line in plan.splitlines() if "Bitmap Index Scan on memory_fts" in line]
+    assert rare_scan and "rows=3.00" in rare_scan[0], plan
+
+
 def test_an_answer_is_found_through_the_question_before_it(conn: psycopg.Connection[Any]) -> None:
     start = NOW - timedelta(days=2)
     rows = [

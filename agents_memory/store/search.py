@@ -183,7 +183,7 @@ def explain_search(
     and tests; the ``p_tag`` filter is not resolved here)."""
     with conn.transaction():
         vector, _note = _prepare(conn, query_vector, filters, tuning)
-        statement, params = _hybrid_statement(conn, user_id, query, vector, filters, None, tuning)
+        statement, params = _hybrid_statement(user_id, query, vector, filters, None, tuning)
         rows = conn.execute(sql.SQL("EXPLAIN (ANALYZE, BUFFERS) ") + statement, params)
         return "\n".join(str(r[0]) for r in rows.fetchall())
 
@@ -256,7 +256,6 @@ class _Hybrid:
 
 
 def _hybrid_statement(
-    conn: psycopg.Connection[Any],
     user_id: int,
     query: str,
     vector: str | None,
@@ -288,8 +287,10 @@ def _hybrid(
     tag: _TagFilter | None,
     tuning: SearchTuning,
 ) -> _Hybrid:
-    statement, params = _hybrid_statement(conn, user_id, query, vector, filters, tag, tuning)
-    rows = conn.execute(statement, params).fetchall()
+    statement, params = _hybrid_statement(user_id, query, vector, filters, tag, tuning)
+    # Planned for its values every time: a generic plan cannot tell a rare word from a common
+    # one (psycopg would otherwise prepare the statement after five runs).
+    rows = conn.execute(statement, params, prepare=False).fetchall()
     hits = tuple(_hybrid_hit(row) for row in rows)
     if not rows:
         return _Hybrid("fulltext" if vector is None else "hybrid", (), 0, None)

@@ -31,6 +31,10 @@ from psycopg import sql
 from agents_memory.store.search_terms import QueryTerms
 from agents_memory.store.search_types import SearchFilters, SearchTuning
 
+# A term's frequency in a row (BM25's tf): ``ts_rank_cd`` with unit weights counts its
+# occurrences. One definition for every BM25 computed, so the same text scores the same.
+_TF = "ts_rank_cd('{{{{1,1,1,1}}}}'::float4[], {row}.fts, {term}.q, 0)::float8"
+
 # The query's terms and how rare each is among the newest ``stats_rows`` rows in scope (``w``),
 # read once and shared by the statistics and the candidates: ``wm`` are the sampled rows that
 # match any term and ``wp`` each (row, term) match with the term's frequency in the row, which
@@ -50,8 +54,7 @@ _TERMS = sql.SQL(
     " wm AS MATERIALIZED (SELECT w.id, w.message_at, w.fts, length(w.fts) AS len,"
     "  row_number() OVER (ORDER BY w.message_at DESC) AS rn"
     "  FROM w WHERE w.fts @@ to_tsquery('agents_memory', %(any)s)),"
-    " wp AS MATERIALIZED (SELECT wm.id, wm.len, t.ord,"
-    "  ts_rank_cd('{{1,1,1,1}}'::float4[], wm.fts, t.q, 0)::float8 AS tf"
+    " wp AS MATERIALIZED (SELECT wm.id, wm.len, t.ord, " + _TF.format(row="wm", term="t") + " AS tf"
     "  FROM wm CROSS JOIN t WHERE wm.fts @@ t.q),"
     " wn AS MATERIALIZED (SELECT count(*)::float8 AS n,"
     "  greatest(1, coalesce(avg(length(w.fts)), 0))::float8 AS avgdl,"
@@ -84,7 +87,7 @@ _BM25_TERMS = (
 _BM25 = sql.SQL(
     "SELECT r.id, " + _BM25_TERMS.format(length="length(r.fts)") + " FROM {rows} r"
     " CROSS JOIN tq q CROSS JOIN qs CROSS JOIN LATERAL"
-    "  (SELECT ts_rank_cd('{{1,1,1,1}}'::float4[], r.fts, q.q, 0)::float8 AS tf) x"
+    "  (SELECT " + _TF.format(row="r", term="q") + " AS tf) x"
     " WHERE r.fts @@ q.q GROUP BY r.id"
 )
 # BM25 of the sampled rows, from the matches already found.
@@ -266,9 +269,9 @@ def hybrid_statement(
     if lexical:
         prefix = _TERMS.format(filters=where)
         candidates = [_FTS_WINDOW, _FTS_RARE.format(filters=where)]
-        if len(terms.terms) > 1:
+        if terms.tsquery_all is not None:
             candidates.append(_FTS_ALL.format(filters=where))
-            params["all"] = " & ".join(terms.terms)
+            params["all"] = terms.tsquery_all
         fts_arm = _FTS_ARM.format(
             bm25=_CAND_BM25,
             candidates=sql.SQL(" UNION ALL ").join(candidates),
@@ -277,7 +280,7 @@ def hybrid_statement(
         w_lex = sql.SQL("(SELECT qs.w_lex FROM qs)")
         params.update(
             terms=list(terms.terms),
-            any=" | ".join(terms.terms),
+            any=terms.tsquery,
             w_lex=tuning.lexical_weight if has_vec else 1.0,
             scan=tuning.fts_scan_rows,
             stats_rows=tuning.stats_rows,

@@ -36,6 +36,8 @@ from agents_memory.errors import DatabaseError
 log = logging.getLogger(__name__)
 
 SYSTEM_USER = "embedded_postgres"
+SIZING_FILE = "mcp-agents-memory-sizing.conf"
+_MB = 1024 * 1024
 SUPERUSER = "postgres"
 DATABASE = "agents_memory"
 _SOCKET_NAME_MAX = 100  # sun_path is 108 bytes; keep room for "/.s.PGSQL.NNNNN"
@@ -96,6 +98,7 @@ class EmbeddedServer:
                 return info
             if not self.initialized():
                 self._initdb()
+            self._write_sizing()
             self._pg_ctl_start()
             info = self._wait_ready()
         self._ensure_database(info)
@@ -164,6 +167,28 @@ class EmbeddedServer:
             self.pgdata,
             time.monotonic() - started,
         )
+
+    def _write_sizing(self) -> None:
+        """Size the server's memory to the machine on every start (see :func:`shared_buffers_mb`).
+        The file is included from ``postgresql.conf`` (added to clusters created before it), so
+        ``ALTER SYSTEM SET shared_buffers`` still wins."""
+        conf = self.pgdata / "postgresql.conf"
+        line = f"include_if_exists = '{SIZING_FILE}'"
+        if line not in conf.read_text(encoding="utf-8"):
+            with conf.open("a", encoding="utf-8") as handle:
+                handle.write(f"\n# mcp-agents-memory: memory sized to the machine\n{line}\n")
+        sizing = self.pgdata / SIZING_FILE
+        mb = shared_buffers_mb(machine_memory_bytes())
+        sizing.write_text(
+            "# Written by mcp-agents-memory on every start: an eighth of this machine's memory,\n"
+            "# 128MB to 2GB. Override with ALTER SYSTEM SET shared_buffers = '...'.\n"
+            f"shared_buffers = '{mb}MB'\n",
+            encoding="utf-8",
+        )
+        if self._as_user:
+            entry = pwd.getpwnam(self._as_user)
+            os.chown(sizing, entry.pw_uid, entry.pw_gid)
+        sizing.chmod(0o600)
 
     def _prepare_for_system_user(self) -> None:
         entry = _ensure_system_user()
@@ -276,6 +301,35 @@ def read_postmaster(pgdata: Path) -> ServerInfo | None:
     if host == "*":
         host = "127.0.0.1"
     return ServerInfo(pid=pid, port=port, socket_dir=socket_dir, listen_host=host)
+
+
+def shared_buffers_mb(memory_bytes: int | None) -> int:
+    """PostgreSQL's own cache: an eighth of the machine's memory, at least the stock 128 MB and
+    at most 2 GB. A million turns' HNSW index is about 1.1 GB; read through the stock 128 MB it
+    is fetched from the OS page cache page by page (``bench/RESULTS.md``, search latency). The
+    memory is only taken as pages are read, so a small history costs no more than before."""
+    if not memory_bytes or memory_bytes <= 0:
+        return 128
+    return max(128, min(2048, memory_bytes // 8 // _MB))
+
+
+def machine_memory_bytes() -> int | None:
+    """Physical memory, or the cgroup's limit when this runs in a smaller container."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
+    for limit_file in (
+        Path("/sys/fs/cgroup/memory.max"),
+        Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"),
+    ):
+        try:
+            raw = limit_file.read_text(encoding="ascii").strip()
+        except OSError:
+            continue
+        if raw.isdigit() and 0 < int(raw) < total:
+            return int(raw)
+    return total
 
 
 def _ensure_system_user() -> pwd.struct_passwd:

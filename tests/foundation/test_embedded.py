@@ -15,7 +15,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agents_memory.store.embedded import EmbeddedServer, read_postmaster
+from agents_memory.store.embedded import (
+    SIZING_FILE,
+    EmbeddedServer,
+    machine_memory_bytes,
+    read_postmaster,
+    shared_buffers_mb,
+)
 from tests.conftest import postgres_processes, private_tmp_dir
 
 BIN = Path(sys.executable).parent
@@ -98,6 +104,48 @@ def test_start_attaches_to_a_running_server_and_stop_ends_it(home: Path) -> None
     assert postgres_processes(server.pgdata) == []
     assert server.stop() is False
     assert server.start().pid != first.pid  # restarts cleanly on the existing cluster
+
+
+@pytest.mark.parametrize(
+    ("memory", "expected"),
+    [(None, 128), (0, 128), (512 << 20, 128), (2 << 30, 256), (8 << 30, 1024), (64 << 30, 2048)],
+)
+def test_shared_buffers_are_an_eighth_of_memory_within_bounds(
+    memory: int | None, expected: int
+) -> None:
+    assert shared_buffers_mb(memory) == expected
+
+
+def _shared_buffers(conninfo: str) -> int:
+    with psycopg.connect(conninfo) as conn:
+        row = conn.execute(
+            "SELECT setting::bigint * 8192 / 1048576 FROM pg_settings WHERE name = 'shared_buffers'"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_the_server_is_sized_to_the_machine_and_alter_system_wins(home: Path) -> None:
+    server = EmbeddedServer(home / "data" / "mcp-agents-memory" / "pg")
+    info = server.start()
+    assert _shared_buffers(info.conninfo()) == shared_buffers_mb(machine_memory_bytes())
+
+    # A cluster created before the sizing file existed gets the include line once.
+    conf = server.pgdata / "postgresql.conf"
+    line = f"include_if_exists = '{SIZING_FILE}'"
+    conf.write_text(conf.read_text(encoding="utf-8").replace(line, ""), encoding="utf-8")
+    server.stop()
+    info = server.start()
+    assert conf.read_text(encoding="utf-8").count(line) == 1
+    assert _shared_buffers(info.conninfo()) == shared_buffers_mb(machine_memory_bytes())
+
+    # The user's own setting outlives every restart.
+    with psycopg.connect(info.conninfo(), autocommit=True) as conn:
+        conn.execute("ALTER SYSTEM SET shared_buffers = '160MB'")
+    server.stop()
+    info = server.start()
+    assert _shared_buffers(info.conninfo()) == 160
+    assert conf.read_text(encoding="utf-8").count(line) == 1
 
 
 def test_a_long_data_path_gets_a_short_socket_dir(home: Path) -> None:

@@ -10,8 +10,9 @@ scores. Then:
   frequency from ``ts_rank_cd`` with unit weights, document length ``length(fts)``). Its
   candidates are the newest ``fts_scan_rows`` rows matching any of the query's words (in a
   big scope, where that scan could walk far: the sampled rows that match, plus the newest
-  matches of the words about ``rare_rows`` rows or fewer hold, through the GIN index), plus as
-  many matching every word. A common word adds score, not a long scan;
+  matches of the words about ``rare_rows`` rows or fewer hold, through the GIN index, plus as
+  many holding two of those words, however old), plus as many matching every word. A common
+  word adds score, not a long scan;
 * the **vector arm** walks the HNSW index as before;
 * the rows in play are both arms' candidates plus the session neighbours (``neighbour_span``
   turns either side) of the best of them. Each is scored by both arms and the scores are fused
@@ -42,7 +43,9 @@ _TF = "ts_rank_cd('{{{{1,1,1,1}}}}'::float4[], {row}.fts, {term}.q, 0)::float8"
 # normalised term with its BM25 idf and estimated frequency in the whole table (the planner's
 # row count scales the sample's); ``qs``: the rare words' tsquery and the weights. A word the
 # sample lacks but ANALYZE found common in the table (``mce``, read only for a sampled scope)
-# is not rare: topics cluster in time, and its matches would all be read.
+# is not rare: topics cluster in time, and its matches would all be read. ``rq``: the rare
+# terms, whose tsqueries (any one, ``rare``; any two, ``rare2``, of the rarest eight: at most
+# 28 pairs for a long query) the candidates are read with.
 _TERMS = sql.SQL(
     "t AS MATERIALIZED ("
     " SELECT DISTINCT ON (querytree(x.q)) x.q, x.ord FROM ("
@@ -66,10 +69,15 @@ _TERMS = sql.SQL(
     "  CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM wp WHERE wp.ord = t.ord) d),"
     " mce AS MATERIALIZED (SELECT quote_literal(c.lexeme) AS term"
     "  FROM memory_common_lexemes(%(rare_rows)s) c),"
+    " rq AS MATERIALIZED (SELECT tq.q, tq.ord, tq.est FROM tq WHERE tq.est <= %(rare_rows)s"
+    "  AND querytree(tq.q) NOT IN (SELECT mce.term FROM mce)),"
+    " rp AS MATERIALIZED (SELECT rq.q, rq.ord FROM rq ORDER BY rq.est, rq.ord LIMIT 8),"
     " qs AS MATERIALIZED (SELECT"
-    "  CASE WHEN wn.n >= %(stats_rows)s THEN (SELECT string_agg(querytree(tq.q), ' | '"
-    "   ORDER BY tq.ord) FROM tq WHERE tq.est <= %(rare_rows)s"
-    "   AND querytree(tq.q) NOT IN (SELECT mce.term FROM mce))::tsquery END AS rare,"
+    "  CASE WHEN wn.n >= %(stats_rows)s THEN (SELECT string_agg(querytree(rq.q), ' | '"
+    "   ORDER BY rq.ord) FROM rq)::tsquery END AS rare,"
+    "  CASE WHEN wn.n >= %(stats_rows)s THEN (SELECT string_agg('(' || querytree(a.q) || ' & '"
+    "   || querytree(b.q) || ')', ' | ' ORDER BY a.ord, b.ord)"
+    "   FROM rp a JOIN rp b ON a.ord < b.ord)::tsquery END AS rare2,"
     "  wn.n >= %(stats_rows)s AS sampled,"
     "  CASE WHEN EXISTS (SELECT 1 FROM tq) THEN %(w_lex)s::float8 ELSE 0 END AS w_lex,"
     "  wn.avgdl FROM wn),"
@@ -113,10 +121,17 @@ _FTS_WINDOW = sql.SQL(
 )
 # In a big scope, the newest matches of the rare words through the GIN index: ordering by an
 # expression the time index cannot serve keeps the planner from walking that index newest-first
-# looking for words only a few hundred rows hold.
+# looking for words only a few hundred rows hold. Then the newest rows holding two rare words
+# (``rare2``: every pair), which the newest single-word matches may have crowded out: in a long
+# history, a name and a topic word together are worth reaching back for.
 _FTS_RARE = sql.SQL(
     "(SELECT m.id, m.message_at, m.fts FROM memory m"
     " WHERE m.fts @@ (SELECT qs.rare FROM qs) AND {filters}"
+    " ORDER BY m.message_at + interval '0 s' DESC LIMIT %(scan)s)"
+)
+_FTS_RARE2 = sql.SQL(
+    "(SELECT m.id, m.message_at, m.fts FROM memory m"
+    " WHERE m.fts @@ (SELECT qs.rare2 FROM qs) AND {filters}"
     " ORDER BY m.message_at + interval '0 s' DESC LIMIT %(scan)s)"
 )
 # The newest rows holding every word (a constant tsquery, so the planner can tell a common
@@ -268,7 +283,11 @@ def hybrid_statement(
     w_lex: sql.Composable = sql.SQL("0::float8")
     if lexical:
         prefix = _TERMS.format(filters=where)
-        candidates = [_FTS_WINDOW, _FTS_RARE.format(filters=where)]
+        candidates = [
+            _FTS_WINDOW,
+            _FTS_RARE.format(filters=where),
+            _FTS_RARE2.format(filters=where),
+        ]
         if terms.tsquery_all is not None:
             candidates.append(_FTS_ALL.format(filters=where))
             params["all"] = terms.tsquery_all

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -41,9 +42,10 @@ _SAMPLED = SearchTuning(stats_rows=50, rare_rows=20)
 """A scope bigger than the sample, so the rare-word candidates are read through the index."""
 
 
-def _rare_candidates(conn: psycopg.Connection[Any], query: str) -> float:
-    """How many rows the search's scan for the rare words' matches returned (the scan whose
-    condition is the statement's own rare-word tsquery)."""
+def _rare_scans(conn: psycopg.Connection[Any], query: str) -> list[float | None]:
+    """How many rows each of the search's scans for the rare words returned, in plan order:
+    the rows holding any rare word, then those holding two (the scans whose condition is one
+    of the statement's own rare-word tsqueries); ``None`` for a scan never executed."""
     uid = conn.execute("SELECT user_id FROM users WHERE user_name = 'tester'").fetchone()
     assert uid is not None
     conn.execute("SET enable_seqscan = off")  # a tiny table: choose between the indexes
@@ -57,10 +59,13 @@ def _rare_candidates(conn: psycopg.Connection[Any], query: str) -> float:
     )
     nodes = re.split(r"\n(?=\s*->)", plan)
     rare = [n for n in nodes if re.search(r"on memory m_\d[\s\S]*fts @@ \(InitPlan", n)]
-    assert len(rare) == 1, plan
-    found = re.search(r"actual time=\S+ rows=([\d.]+)", rare[0])
-    assert found, rare[0]
-    return float(found[1])
+    assert len(rare) == 2, plan
+    counts: list[float | None] = []
+    for node in rare:
+        found = re.search(r"actual time=\S+ rows=([\d.]+)", node)
+        assert found or "never executed" in node, node
+        counts.append(float(found[1]) if found else None)
+    return counts
 
 
 def test_rare_words_are_read_through_the_full_text_index(conn: psycopg.Connection[Any]) -> None:
@@ -73,7 +78,7 @@ def test_rare_words_are_read_through_the_full_text_index(conn: psycopg.Connectio
     result = run(conn, "zeppelin deploy", tuning=_SAMPLED, limit=5)
     assert [h.id for h in result.hits[:3]] == ids[-3:]
     assert all(h.why.fts_rank is not None for h in result.hits[:3])
-    assert _rare_candidates(conn, "zeppelin deploy") == 3
+    assert _rare_scans(conn, "zeppelin deploy")[0] == 3
 
 
 def test_a_word_common_in_the_table_is_not_read_as_rare(conn: psycopg.Connection[Any]) -> None:
@@ -86,7 +91,26 @@ def test_a_word_common_in_the_table_is_not_read_as_rare(conn: psycopg.Connection
     conn.execute("ANALYZE memory")
     result = run(conn, "zeppelin hangar", tuning=_SAMPLED, limit=5)
     assert set(ids[600:603]) <= {h.id for h in result.hits[:3]}
-    assert _rare_candidates(conn, "zeppelin hangar") == 3  # not the 603 rows with "zeppelin"
+    assert _rare_scans(conn, "zeppelin hangar")[0] == 3  # not the 603 rows with "zeppelin"
+
+
+def test_rows_holding_two_rare_words_are_found_behind_newer_matches_of_one(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """The newest matches of any one rare word may fill the scan; the rows holding two of them
+    are read as well, however old (in a long history a name and a topic word together)."""
+    rows = [mem(f"deploy log line {i}", age_days=0.1) for i in range(400)]
+    rows += [mem(f"zeppelin drill {i}", age_days=1 + i / 10) for i in range(8)]
+    rows += [mem(f"mooring drill {i}", age_days=1 + i / 10) for i in range(8)]
+    rows += [mem("zeppelin hangar inspection", age_days=60 + i) for i in range(2)]
+    ids = add(conn, rows)
+    conn.execute("ANALYZE memory")
+    tuning = replace(_SAMPLED, fts_scan_rows=5)
+    # No row holds all three words; the five newest rows holding one are the drills.
+    result = run(conn, "zeppelin hangar mooring", tuning=tuning, limit=5)
+    assert {h.id for h in result.hits[:2]} == set(ids[-2:])
+    assert all(h.why.fts_rank is not None for h in result.hits[:2])
+    assert _rare_scans(conn, "zeppelin hangar mooring") == [18, 2]
 
 
 def test_an_answer_is_found_through_the_question_before_it(conn: psycopg.Connection[Any]) -> None:

@@ -12,8 +12,10 @@ Corpus: LoCoMo replay with perturbation (``bench/replay.py``, benchmarks.md §4.
 one searchable scope; vectors by replay (the ~6k turns embedded once by the product's embedder,
 perturbed copies ``normalise(v + ε)``, sigma = 0.0247). Loaded by binary COPY with the secondary
 indexes dropped, then the indexes are built (HNSW as the product defines it) with a high
-``maintenance_work_mem``. Queries: the LoCoMo questions shuffled (seed 0) and cycled, 100
-warm-up, then timed at k = 10, client-side wall clock around the call.
+``maintenance_work_mem``. Queries: the LoCoMo questions shuffled (seed 0) and cycled; warm:
+one untimed pass over all of them first, then timed at k = 10, client-side wall clock around
+the call. After the timing, the ids each question found give its evidence recall at this
+scale (see ``recall_at_scale``).
 
 Seed A's strategy (the baseline): ``ORDER BY embedding <=> q LIMIT 10``, then
 ``message ILIKE '%query%'`` when the best similarity is below 0.3.
@@ -177,33 +179,71 @@ def seed_a(conn: psycopg.Connection[Any], user_id: int, query: str, vec: Any) ->
 def measure(
     conn: psycopg.Connection[Any],
     user_id: int,
-    questions: list[tuple[str, Any]],
+    questions: list[tuple[locomo_data.Question, Any]],
     n: int,
     *,
     system: str,
     embedder: Any,
-) -> tuple[list[float], str]:
-    """Timed calls (after 100 warm-up calls); returns latencies and the slowest query."""
+    warmup: int,
+) -> tuple[list[float], str, list[tuple[locomo_data.Question, list[int]]]]:
+    """Timed calls after ``warmup`` untimed ones; returns latencies, the slowest query and each
+    timed question with the ids it found."""
     filters, tuning = SearchFilters(limit=10), SearchTuning()
     times: list[float] = []
+    found: list[tuple[locomo_data.Question, list[int]]] = []
     slowest = ("", 0.0)
-    for i in range(100 + n):
-        text, cached = questions[i % len(questions)]
+    for i in range(warmup + n):
+        q, cached = questions[i % len(questions)]
         started = time.perf_counter()
-        vec = embedder.embed_query(text) if embedder is not None else cached
+        vec = embedder.embed_query(q.question) if embedder is not None else cached
         if system == "product":
-            search_memories(
-                conn, user_id, query=text, query_vector=vec, filters=filters, tuning=tuning
+            res = search_memories(
+                conn, user_id, query=q.question, query_vector=vec, filters=filters, tuning=tuning
             )
             conn.commit()
+            ids = [h.id for h in res.hits]
         else:
-            seed_a(conn, user_id, text, HalfVector(np.asarray(vec, dtype=np.float32)))
+            rows = seed_a(conn, user_id, q.question, HalfVector(np.asarray(vec, dtype=np.float32)))
+            ids = [int(r[0]) for r in rows]
         elapsed = time.perf_counter() - started
-        if i >= 100:
+        if i >= warmup:
             times.append(elapsed)
+            found.append((q, ids))
             if elapsed > slowest[1]:
-                slowest = (text, elapsed)
-    return times, slowest[0]
+                slowest = (q.question, elapsed)
+    return times, slowest[0], found
+
+
+def recall_at_scale(
+    conn: psycopg.Connection[Any], found: list[tuple[locomo_data.Question, list[int]]]
+) -> tuple[int, float, float]:
+    """Evidence recall@10 of categories 1-4 (each question once): against the original turns
+    (replica 0, the only one holding the names the question uses) and against any replica of
+    an evidence turn (a perturbed copy of the answer). Read after the timing."""
+    seen: dict[str, tuple[float, float]] = {}
+    for q, ids in found:
+        if q.category not in (1, 2, 3, 4) or q.qid in seen or not q.gold:
+            continue
+        rows = conn.execute(
+            "SELECT external_uuid FROM memory WHERE id = ANY(%s)", (ids,)
+        ).fetchall()
+        original, replica = set(), set()
+        for (ext,) in rows:
+            scope, _, source = str(ext).partition("|")
+            if scope == f"locomo/{q.sample_id}":
+                original.add(source)
+            if scope.endswith(f"/{q.sample_id}"):
+                replica.add(source.rpartition("|")[2])
+        gold = set(q.gold)
+        seen[q.qid] = (len(gold & original) / len(gold), len(gold & replica) / len(gold))
+    conn.commit()
+    if not seen:
+        return 0, float("nan"), float("nan")
+    return (
+        len(seen),
+        float(np.mean([a for a, _ in seen.values()])),
+        float(np.mean([b for _, b in seen.values()])),
+    )
 
 
 def main() -> None:
@@ -235,17 +275,15 @@ def main() -> None:
         q_vecs /= np.linalg.norm(q_vecs, axis=1, keepdims=True)
     else:
         convs, turn_vecs, q_vecs = embed_cache.locomo_vectors(args.data, args.cache)
-    questions = [
-        (q.question, q_vecs[i]) for i, q in enumerate(x for c in convs for x in c.questions)
-    ]
+    questions = [(q, q_vecs[i]) for i, q in enumerate(x for c in convs for x in c.questions)]
     random.Random(0).shuffle(questions)
     embedder = create_embedder(
         load_settings(env_file=args.cache / "absent.env", embedding_backend="local")
     )
     assert embedder is not None
     embedder.embed_query("warm up the model")
-    lat_rows, load_rows, explains = [], [], []
-    with common.bench_db({"shared_buffers": "128MB"}, keep=args.keep) as db:
+    lat_rows, load_rows, explains, quality = [], [], [], []
+    with common.bench_db(keep=args.keep) as db:
         versions = common.pg_versions(db.create_database("probe"))
         for size in [int(s) for s in args.sizes.split(",") if s]:
             name = f"s{size}"
@@ -275,13 +313,16 @@ def main() -> None:
                 for system in ("product", "seed A"):
                     for embed, n in ((False, args.queries), (True, args.embed_queries)):
                         load_avg = common.load_avg()
-                        times, slow = measure(
+                        times, slow, found = measure(
                             conn,
                             info["user_id"],
                             questions,
                             n,
                             system=system,
                             embedder=embedder if embed else None,
+                            # Warm (benchmarks.md §4.6): one full pass first; the runs with
+                            # query embedding follow on a warm database.
+                            warmup=20 if embed else len(questions),
                         )
                         s = common.summary_ms(times)
                         lat_rows.append(
@@ -299,8 +340,12 @@ def main() -> None:
                             )
                         )
                         print(f"  {lat_rows[-1]}", flush=True)
+                        if not embed:
+                            n_q, original, replica = recall_at_scale(conn, found)
+                            quality.append((size, system, n_q, original, replica))
+                            print(f"  quality {quality[-1]}", flush=True)
                         if system == "product" and not embed:
-                            vec = dict(questions)[slow]
+                            vec = next(v for q, v in questions if q.question == slow)
                             plan = explain_search(
                                 conn,
                                 info["user_id"],
@@ -357,6 +402,17 @@ def main() -> None:
             "p95 ratio product / seed A:",
             "",
             common.table(("rows", "query embedding", "product p95", "seed A p95", "ratio"), ratios),
+            "",
+            "Retrieval at this scale (categories 1-4, each timed question once, no query"
+            " embedding): evidence recall@10 against the original turns (replica 0, the only"
+            " rows with the names the questions use) and against any replica of an evidence"
+            " turn; every conversation shares one scope (bench.locomo gives each its own). Below"
+            " 10,000 rows the original turns are cut short, so some evidence is not stored.",
+            "",
+            common.table(
+                ("rows", "system", "questions", "EvRec@10 original", "EvRec@10 any replica"),
+                quality,
+            ),
             "",
             "Loading (s):",
             "",

@@ -181,6 +181,13 @@ def _print_health(report: object) -> None:
         ("platforms", ", ".join(f"{k} {v}" for k, v in report.rows_by_platform.items()) or "-"),
         ("capture cursors", str(report.cursors)),
     ]
+    if report.shared_buffers_bytes is not None:
+        index = (
+            f"; vector index {human_bytes(report.vector_index_bytes)}"
+            if report.vector_index_bytes is not None
+            else ""
+        )
+        lines.append(("cache", f"shared_buffers {human_bytes(report.shared_buffers_bytes)}{index}"))
     if report.data_dir:
         lines.append(("data dir", f"{report.data_dir} ({human_bytes(report.data_dir_bytes)})"))
     lines.extend(_coldpath_lines(report.coldpath))

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -146,6 +147,48 @@ def test_the_server_is_sized_to_the_machine_and_alter_system_wins(home: Path) ->
     info = server.start()
     assert _shared_buffers(info.conninfo()) == 160
     assert conf.read_text(encoding="utf-8").count(line) == 1
+
+
+def _doctor_json(home: Path) -> dict[str, Any]:
+    result = subprocess.run(
+        [str(BIN / "mcp-agents-memory"), "doctor", "--json"],
+        env=_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+def test_doctor_notes_a_vector_index_bigger_than_the_cache(home: Path) -> None:
+    report = _doctor_json(home)
+    assert report["shared_buffers_bytes"] == shared_buffers_mb(machine_memory_bytes()) << 20
+    assert isinstance(report["vector_index_bytes"], int)
+    assert not any("vector index" in n for n in report["notes"])
+
+    pgdata = home / "data" / "mcp-agents-memory" / "pg"
+    info = read_postmaster(pgdata)
+    assert info is not None
+    with psycopg.connect(info.conninfo(), autocommit=True) as conn:
+        conn.execute("ALTER SYSTEM SET shared_buffers = '2MB'")
+        uid = conn.execute("INSERT INTO users (user_name) VALUES ('big') RETURNING user_id")
+        conn.execute(
+            "INSERT INTO memory (user_id, agent_platform, role, message, message_at, embedding)"
+            " SELECT %s, 'claude-code', 'user', 'row ' || g.n, now(),"
+            "  (SELECT array_agg(random() - 0.5 + 0 * d) FROM generate_series(1, 384) d"
+            "   WHERE g.n > 0)::vector::halfvec"
+            " FROM generate_series(1, 4000) g(n)",
+            (uid.fetchone()[0],),
+        )
+    EmbeddedServer(pgdata).stop()
+    report = _doctor_json(home)
+    assert report["shared_buffers_bytes"] == 2 << 20
+    assert isinstance(report["vector_index_bytes"], int) and report["vector_index_bytes"] > 2 << 20
+    notes = report["notes"]
+    assert any("vector index" in n and "shared_buffers 2 MB" in n for n in notes), notes
 
 
 def test_a_long_data_path_gets_a_short_socket_dir(home: Path) -> None:

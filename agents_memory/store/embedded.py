@@ -98,7 +98,12 @@ class EmbeddedServer:
                 return info
             if not self.initialized():
                 self._initdb()
-            self._write_sizing()
+            try:
+                self._write_sizing()
+            except OSError as exc:  # the server still starts, with the memory it had
+                log.warning(
+                    "could not size the embedded server's memory in %s: %s", self.pgdata, exc
+                )
             self._pg_ctl_start()
             info = self._wait_ready()
         self._ensure_database(info)

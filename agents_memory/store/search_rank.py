@@ -122,8 +122,8 @@ _FTS_WINDOW = sql.SQL(
 # In a big scope, the newest matches of the rare words through the GIN index: ordering by an
 # expression the time index cannot serve keeps the planner from walking that index newest-first
 # looking for words only a few hundred rows hold. Then the newest rows holding two rare words
-# (``rare2``: every pair), which the newest single-word matches may have crowded out: in a long
-# history, a name and a topic word together are worth reaching back for.
+# (``rare2``), which the newest single-word matches may have crowded out: in a long history, a
+# name and a topic word together are worth reaching back for.
 _FTS_RARE = sql.SQL(
     "(SELECT m.id, m.message_at, m.fts FROM memory m"
     " WHERE m.fts @@ (SELECT qs.rare FROM qs) AND {filters}"

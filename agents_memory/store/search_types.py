@@ -59,10 +59,12 @@ class SearchTuning:
     the newest this many rows in scope: exact for a small pool, a sample for a big one."""
     rare_rows: int = 300
     """In a scope bigger than the sample, full-text candidates are the sampled rows that match
-    plus the newest matches of the words about this many rows or fewer hold (GIN index)."""
+    plus the newest matches of the words about this many rows or fewer hold, and the newest
+    rows holding two of those words (GIN index)."""
     fts_scan_rows: int = 1_000
     """The full-text arm scores at most this many newest rows matching a rare word (and as many
-    matching every word), so a common word costs a bounded scan; 0 turns the arm off."""
+    holding two rare words, and as many matching every word), so a common word costs a bounded
+    scan; 0 turns the arm off."""
     lexical_weight: float = 0.45
     """Fusion: ``w * bm25 / max bm25 + (1 - w) * min-max normalised cosine`` over the rows in
     play (both arms' candidates and their neighbours). A little below one half since a row's

@@ -55,7 +55,7 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def test_doctor_on_a_fresh_home_creates_a_healthy_embedded_database(home: Path) -> None:
+def _doctor_json(home: Path) -> dict[str, Any]:
     result = subprocess.run(
         [str(BIN / "mcp-agents-memory"), "doctor", "--json"],
         env=_env(home),
@@ -65,7 +65,12 @@ def test_doctor_on_a_fresh_home_creates_a_healthy_embedded_database(home: Path) 
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout)
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+def test_doctor_on_a_fresh_home_creates_a_healthy_embedded_database(home: Path) -> None:
+    report = _doctor_json(home)
     assert report["mode"] == "embedded" and report["healthy"]
     assert report["pgvector_version"] and report["embedding_dim"] == 384
     assert report["schema_version"] == report["schema_latest"] >= 1
@@ -147,20 +152,6 @@ def test_the_server_is_sized_to_the_machine_and_alter_system_wins(home: Path) ->
     info = server.start()
     assert _shared_buffers(info.conninfo()) == 160
     assert conf.read_text(encoding="utf-8").count(line) == 1
-
-
-def _doctor_json(home: Path) -> dict[str, Any]:
-    result = subprocess.run(
-        [str(BIN / "mcp-agents-memory"), "doctor", "--json"],
-        env=_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    report: dict[str, Any] = json.loads(result.stdout)
-    return report
 
 
 def test_doctor_notes_a_vector_index_bigger_than_the_cache(home: Path) -> None:

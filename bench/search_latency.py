@@ -36,8 +36,8 @@ from pgvector.psycopg import register_vector
 
 from agents_memory.config import load_settings
 from agents_memory.embeddings import create_embedder
-from agents_memory.store.search import SearchFilters, SearchTuning, explain_search, search_memories
-from bench import common, embed_cache, locomo_data, replay
+from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
+from bench import common, embed_cache, locomo_data, replay, search_scale
 
 _SECONDARY = (
     "memory_embedding_hnsw",
@@ -61,8 +61,17 @@ def _index_defs(conn: psycopg.Connection[Any]) -> list[tuple[str, str]]:
     return [(str(n), str(d)) for n, d in rows]
 
 
-def load(db: common.BenchDB, dbname: str, convs: Any, vecs: Any, size: int) -> dict[str, Any]:
-    """A database with ``size`` replayed rows; returns timings and sizes."""
+def load(
+    db: common.BenchDB,
+    dbname: str,
+    convs: Any,
+    vecs: Any,
+    size: int,
+    *,
+    per_conversation: bool = False,
+) -> dict[str, Any]:
+    """A database with ``size`` replayed rows, one user (or, with ``per_conversation``, a user
+    per conversation scope, listed under ``users``); returns timings and sizes."""
     db.create_database(dbname)
     started = time.perf_counter()
     data = list(replay.rows(convs, size))
@@ -81,8 +90,13 @@ def load(db: common.BenchDB, dbname: str, convs: Any, vecs: Any, size: int) -> d
     dup = 1 - len(set(texts)) / len(texts)
     with psycopg.connect(db.url(dbname), autocommit=True) as conn:
         register_vector(conn)
-        uid = conn.execute("INSERT INTO users (user_name) VALUES ('bench') RETURNING user_id")
-        user_id = int(uid.fetchone()[0])  # type: ignore[index]
+        users: dict[str, int] = {}
+        for scope in sorted({r.scope for r in data}) if per_conversation else ["bench"]:
+            uid = conn.execute(
+                "INSERT INTO users (user_name) VALUES (%s) RETURNING user_id", (scope,)
+            ).fetchone()
+            users[scope] = int(uid[0])  # type: ignore[index]
+        user_id = users.get("bench", 0)
         defs = _index_defs(conn)
         for name, _d in defs:
             conn.execute(f"DROP INDEX {name}")
@@ -108,7 +122,7 @@ def load(db: common.BenchDB, dbname: str, convs: Any, vecs: Any, size: int) -> d
             for r, v in zip(data, vectors, strict=True):
                 copy.write_row(
                     (
-                        user_id,
+                        users[r.scope] if per_conversation else user_id,
                         "claude-code",
                         r.role,
                         r.text,
@@ -134,6 +148,7 @@ def load(db: common.BenchDB, dbname: str, convs: Any, vecs: Any, size: int) -> d
         disk = conn.execute("SELECT pg_total_relation_size('memory')").fetchone()
     return {
         "user_id": user_id,
+        "users": users,
         "synth_s": synth_s,
         "copy_s": copy_s,
         "hnsw_s": timings.get("memory_embedding_hnsw", 0.0),
@@ -158,24 +173,6 @@ def _kept(db: common.BenchDB, name: str, keep: common.Path | None) -> dict[str, 
     return info
 
 
-def seed_a(conn: psycopg.Connection[Any], user_id: int, query: str, vec: Any) -> list[Any]:
-    """Seed A: nearest 10 by cosine; an ILIKE of the whole query when the best is below 0.3."""
-    rows = conn.execute(
-        "SELECT id, message, 1 - (embedding <=> %(q)s) AS sim FROM memory"
-        " WHERE user_id = %(u)s AND is_active AND embedding IS NOT NULL"
-        " ORDER BY embedding <=> %(q)s LIMIT 10",
-        {"q": vec, "u": user_id},
-    ).fetchall()
-    if not rows or float(rows[0][2]) < 0.3:
-        rows = conn.execute(
-            "SELECT id, message, NULL FROM memory WHERE user_id = %s AND is_active"
-            " AND message ILIKE %s ORDER BY message_at DESC LIMIT 10",
-            (user_id, f"%{query}%"),
-        ).fetchall()
-    conn.commit()
-    return rows
-
-
 def measure(
     conn: psycopg.Connection[Any],
     user_id: int,
@@ -188,7 +185,6 @@ def measure(
 ) -> tuple[list[float], str, list[tuple[locomo_data.Question, list[int]]]]:
     """Timed calls after ``warmup`` untimed ones; returns latencies, the slowest query and each
     timed question with the ids it found."""
-    filters, tuning = SearchFilters(limit=10), SearchTuning()
     times: list[float] = []
     found: list[tuple[locomo_data.Question, list[int]]] = []
     slowest = ("", 0.0)
@@ -196,15 +192,7 @@ def measure(
         q, cached = questions[i % len(questions)]
         started = time.perf_counter()
         vec = embedder.embed_query(q.question) if embedder is not None else cached
-        if system == "product":
-            res = search_memories(
-                conn, user_id, query=q.question, query_vector=vec, filters=filters, tuning=tuning
-            )
-            conn.commit()
-            ids = [h.id for h in res.hits]
-        else:
-            rows = seed_a(conn, user_id, q.question, HalfVector(np.asarray(vec, dtype=np.float32)))
-            ids = [int(r[0]) for r in rows]
+        ids = search_scale.search_ids(conn, system, user_id, q.question, vec)
         elapsed = time.perf_counter() - started
         if i >= warmup:
             times.append(elapsed)
@@ -214,36 +202,51 @@ def measure(
     return times, slowest[0], found
 
 
-def recall_at_scale(
-    conn: psycopg.Connection[Any], found: list[tuple[locomo_data.Question, list[int]]]
-) -> tuple[int, float, float]:
-    """Evidence recall@10 of categories 1-4 (each question once): against the original turns
-    (replica 0, the only one holding the names the question uses) and against any replica of
-    an evidence turn (a perturbed copy of the answer). Read after the timing."""
-    seen: dict[str, tuple[float, float]] = {}
-    for q, ids in found:
-        if q.category not in (1, 2, 3, 4) or q.qid in seen or not q.gold:
-            continue
-        rows = conn.execute(
-            "SELECT external_uuid FROM memory WHERE id = ANY(%s)", (ids,)
-        ).fetchall()
-        original, replica = set(), set()
-        for (ext,) in rows:
-            scope, _, source = str(ext).partition("|")
-            if scope == f"locomo/{q.sample_id}":
-                original.add(source)
-            if scope.endswith(f"/{q.sample_id}"):
-                replica.add(source.rpartition("|")[2])
-        gold = set(q.gold)
-        seen[q.qid] = (len(gold & original) / len(gold), len(gold & replica) / len(gold))
-    conn.commit()
-    if not seen:
-        return 0, float("nan"), float("nan")
-    return (
-        len(seen),
-        float(np.mean([a for a, _ in seen.values()])),
-        float(np.mean([b for _, b in seen.values()])),
+def _reference(
+    db: common.BenchDB, convs: Any, turn_vecs: Any, timed: list[tuple[locomo_data.Question, Any]]
+) -> dict[str, search_scale.Quality]:
+    """The needle check's reference: the same questions over replica 0 alone, each in its own
+    conversation's scope."""
+    own = load(
+        db, "own_scope", convs, turn_vecs, sum(len(c.turns) for c in convs), per_conversation=True
     )
+    with psycopg.connect(db.url("own_scope")) as conn:
+        register_vector(conn)
+        return search_scale.per_conversation(conn, own["users"], timed)
+
+
+def _informational(
+    db: common.BenchDB,
+    name: str,
+    user_id: int,
+    size: int,
+    questions: list[tuple[locomo_data.Question, Any]],
+    args: argparse.Namespace,
+) -> list[tuple[Any, ...]]:
+    """Concurrent clients on the warm database, then the first searches after a restart."""
+    rows = []
+    for system in ("product", "seed A") if args.clients > 0 else ():
+        times, wall = search_scale.concurrent(
+            db.url(name),
+            system,
+            user_id,
+            questions,
+            clients=args.clients,
+            per_client=args.client_queries,
+        )
+        rows.append(search_scale.row(size, system, f"{args.clients} clients", times, wall))
+        print(f"  {rows[-1]}", flush=True)
+
+    def restart() -> str:
+        db.server.stop()
+        db.info = db.server.start()
+        return db.url(name)
+
+    for system in ("product", "seed A") if args.cold_queries > 0 else ():
+        times = search_scale.cold(restart, system, user_id, questions, args.cold_queries)
+        rows.append(search_scale.row(size, system, "cold, after a restart", times, None))
+        print(f"  {rows[-1]}", flush=True)
+    return rows
 
 
 def main() -> None:
@@ -258,6 +261,13 @@ def main() -> None:
         action="store_true",
         help="random unit vectors instead of the cached LoCoMo embeddings (a stand-in when they"
         " are not computed yet; HNSW on random data is a pessimistic case)",
+    )
+    parser.add_argument("--clients", type=int, default=4, help="concurrent clients (0 = none)")
+    parser.add_argument(
+        "--client-queries", type=int, default=250, help="searches per concurrent client"
+    )
+    parser.add_argument(
+        "--cold-queries", type=int, default=100, help="searches after a restart (0 = none)"
     )
     parser.add_argument(
         "--keep",
@@ -282,9 +292,13 @@ def main() -> None:
     )
     assert embedder is not None
     embedder.embed_query("warm up the model")
-    lat_rows, load_rows, explains, quality = [], [], [], []
+    lat_rows, load_rows, explains, quality, extra = [], [], [], [], []
+    timed = [x for x in questions[: args.queries] if x[0].category in (1, 2, 3, 4)]
     with common.bench_db(keep=args.keep) as db:
         versions = common.pg_versions(db.create_database("probe"))
+        reference = _reference(db, convs, turn_vecs, timed)
+        quality += [search_scale.quality_row("own scope", k, v, None) for k, v in reference.items()]
+        print(f"  quality {quality}", flush=True)
         for size in [int(s) for s in args.sizes.split(",") if s]:
             name = f"s{size}"
             info = _kept(db, name, args.keep)
@@ -341,8 +355,10 @@ def main() -> None:
                         )
                         print(f"  {lat_rows[-1]}", flush=True)
                         if not embed:
-                            n_q, original, replica = recall_at_scale(conn, found)
-                            quality.append((size, system, n_q, original, replica))
+                            q = search_scale.quality(conn, found)
+                            quality.append(
+                                search_scale.quality_row(size, system, q, reference[system])
+                            )
                             print(f"  quality {quality[-1]}", flush=True)
                         if system == "product" and not embed:
                             vec = next(v for q, v in questions if q.question == slow)
@@ -356,6 +372,7 @@ def main() -> None:
                             )
                             conn.commit()
                             explains.append((size, slow, plan))
+            extra += _informational(db, name, info["user_id"], size, questions, args)
             if args.keep is None:
                 with psycopg.connect(db.url("postgres"), autocommit=True) as admin:
                     admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
@@ -403,16 +420,23 @@ def main() -> None:
             "",
             common.table(("rows", "query embedding", "product p95", "seed A p95", "ratio"), ratios),
             "",
-            "Retrieval at this scale (categories 1-4, each timed question once, no query"
-            " embedding): evidence recall@10 against the original turns (replica 0, the only"
-            " rows with the names the questions use) and against any replica of an evidence"
-            " turn; every conversation shares one scope (bench.locomo gives each its own). Below"
-            " 10,000 rows the original turns are cut short, so some evidence is not stored.",
+            "Retrieval at this scale (the needle check; categories 1-4, each timed question"
+            " once, no query embedding): Hit@10 and evidence recall@10 against the original"
+            " turns (replica 0, the only rows with the names the questions use) and recall"
+            " against any replica of an evidence turn; every conversation shares one scope."
+            " The reference (own scope) asks the same questions of replica 0 alone with each"
+            " conversation its own user, as bench.locomo does; the drop is its Hit@10 minus"
+            " this size's.",
             "",
-            common.table(
-                ("rows", "system", "questions", "EvRec@10 original", "EvRec@10 any replica"),
-                quality,
-            ),
+            common.table(search_scale.QUALITY_HEADERS, quality),
+            "",
+            f"Informational (§4.6), no query embedding: {args.clients} concurrent clients"
+            f" ({args.client_queries} searches each, own connections, after the warm runs; QPS"
+            " = searches / wall time), and the first"
+            f" {args.cold_queries} searches after a server restart (PostgreSQL's cache empty;"
+            " the operating system's page cache is not dropped), latency in ms:",
+            "",
+            common.table(search_scale.LOAD_HEADERS, extra),
             "",
             "Loading (s):",
             "",

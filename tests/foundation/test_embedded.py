@@ -173,6 +173,9 @@ def test_the_cache_is_read_back_after_a_restart(home: Path) -> None:
     with psycopg.connect(info.conninfo(), autocommit=True) as conn:
         row = conn.execute("SHOW shared_preload_libraries").fetchone()
         assert row is not None and "pg_prewarm" in row[0]
+        # Listed at shutdown only: an idle server writes nothing.
+        row = conn.execute("SHOW pg_prewarm.autoprewarm_interval").fetchone()
+        assert row is not None and row[0] == "0"
         conn.execute("CREATE EXTENSION pg_buffercache")
         conn.execute(
             "CREATE TABLE warm AS SELECT g AS id, repeat('x', 500) AS pad"

@@ -3,6 +3,7 @@ embedding), against seed A's strategy on the same database.
 
     python -m bench.search_latency --data PATH/locomo10.json [--sizes 10000,100000,1000000]
                                    [--queries 1000] [--embed-queries 300] [--keep DIR]
+                                   [--clients 4] [--client-queries 250] [--cold-queries 100]
 
 ``--keep DIR`` keeps the cluster and its loaded databases in DIR and reuses them on the next
 run (loading 1M rows takes ~25 min, most of it the HNSW build); the loading figures are then
@@ -14,8 +15,9 @@ perturbed copies ``normalise(v + ε)``, sigma = 0.0247). Loaded by binary COPY w
 indexes dropped, then the indexes are built (HNSW as the product defines it) with a high
 ``maintenance_work_mem``. Queries: the LoCoMo questions shuffled (seed 0) and cycled; warm:
 one untimed pass over all of them first, then timed at k = 10, client-side wall clock around
-the call. After the timing, the ids each question found give its evidence recall at this
-scale (see ``recall_at_scale``).
+the call. After the timing, the ids each question found give its Hit@10 and evidence recall at
+this scale, against the same questions in each conversation's own scope (the needle check);
+then concurrent clients and the first searches after a restart (``bench/search_scale.py``).
 
 Seed A's strategy (the baseline): ``ORDER BY embedding <=> q LIMIT 10``, then
 ``message ILIKE '%query%'`` when the best similarity is below 0.3.

@@ -7,7 +7,8 @@ checked against its evidence turns, in the original conversation (replica 0, the
 the names the questions use) and in any replica (a perturbed copy of the answer). The reference
 is the same questions over replica 0 alone with each conversation its own user, as
 ``bench.locomo`` scopes them, in a small database loaded the same way: the drop is what the
-other 170 conversations' worth of near-duplicates cost.
+other conversations and the perturbed replicas (up to 170 copies of each, later in time, so the
+recency prior favours them) cost.
 """
 
 from __future__ import annotations

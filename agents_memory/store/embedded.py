@@ -21,6 +21,7 @@ import importlib.util
 import logging
 import os
 import pwd
+import re
 import stat
 import subprocess
 import tempfile
@@ -190,7 +191,7 @@ class EmbeddedServer:
             "# 128MB to 2GB. Override with ALTER SYSTEM SET shared_buffers = '...'.\n"
             f"shared_buffers = '{mb}MB'\n"
         )
-        if prewarm_available():
+        if prewarm_available() and not _sets_preload(conf.read_text(encoding="utf-8")):
             text += (
                 "# The cache's contents are listed at shutdown (only then: no writes while idle)\n"
                 "# and read back in the background after a start, so the first searches after a\n"
@@ -316,6 +317,12 @@ def read_postmaster(pgdata: Path) -> ServerInfo | None:
     if host == "*":
         host = "127.0.0.1"
     return ServerInfo(pid=pid, port=port, socket_dir=socket_dir, listen_host=host)
+
+
+def _sets_preload(conf_text: str) -> bool:
+    """Whether ``postgresql.conf`` itself sets ``shared_preload_libraries`` (someone chose the
+    libraries: the sizing file, included after it, must not replace them)."""
+    return re.search(r"^\s*shared_preload_libraries\s*=", conf_text, re.MULTILINE) is not None
 
 
 def prewarm_available() -> bool:

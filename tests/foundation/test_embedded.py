@@ -195,6 +195,23 @@ def test_the_cache_is_read_back_after_a_restart(home: Path) -> None:
     assert _cached_pages(info.conninfo(), "warm") == before
 
 
+def test_libraries_chosen_in_postgresql_conf_are_kept(home: Path) -> None:
+    server = EmbeddedServer(home / "data" / "mcp-agents-memory" / "pg")
+    server.start()
+    server.stop()
+    conf = server.pgdata / "postgresql.conf"
+    # Set above the line that includes the sizing file, which would otherwise replace it.
+    conf.write_text(
+        "shared_preload_libraries = 'auto_explain'\n" + conf.read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    info = server.start()
+    with psycopg.connect(info.conninfo()) as conn:
+        row = conn.execute("SHOW shared_preload_libraries").fetchone()
+    assert row is not None and row[0] == "auto_explain"
+    assert "pg_prewarm" not in (server.pgdata / SIZING_FILE).read_text(encoding="utf-8")
+
+
 def test_doctor_notes_a_vector_index_bigger_than_the_cache(home: Path) -> None:
     report = _doctor_json(home)
     assert report["shared_buffers_bytes"] == shared_buffers_mb(machine_memory_bytes()) << 20

@@ -187,7 +187,10 @@ def _print_health(report: object) -> None:
             if report.vector_index_bytes is not None
             else ""
         )
-        lines.append(("cache", f"shared_buffers {human_bytes(report.shared_buffers_bytes)}{index}"))
+        kept = "; read back after a restart" if report.cache_prewarm else ""
+        lines.append(
+            ("cache", f"shared_buffers {human_bytes(report.shared_buffers_bytes)}{index}{kept}")
+        )
     if report.data_dir:
         lines.append(("data dir", f"{report.data_dir} ({human_bytes(report.data_dir_bytes)})"))
     lines.extend(_coldpath_lines(report.coldpath))

@@ -35,6 +35,9 @@ class DatabaseHealth:
     """PostgreSQL's own cache (``shared_buffers``)."""
     vector_index_bytes: int | None = None
     """The HNSW index searches walk; slower when it does not fit in that cache."""
+    cache_prewarm: bool | None = None
+    """Whether the cache's contents are read back after a restart (``pg_prewarm``'s
+    autoprewarm, which the embedded server preloads)."""
     data_dir: str | None = None
     data_dir_bytes: int | None = None
     problems: list[str] = field(default_factory=list)
@@ -98,11 +101,14 @@ def _cache(conn: psycopg.Connection[Any], health: DatabaseHealth) -> None:
     million rows, from the OS page cache page by page when the index does not fit."""
     row = conn.execute(
         "SELECT pg_size_bytes(current_setting('shared_buffers')),"
-        " (SELECT pg_relation_size(to_regclass('memory_embedding_hnsw')))"
+        " (SELECT pg_relation_size(to_regclass('memory_embedding_hnsw'))),"
+        " current_setting('shared_preload_libraries') LIKE '%pg_prewarm%'"
+        "  AND coalesce(current_setting('pg_prewarm.autoprewarm', true), 'off') = 'on'"
     ).fetchone()
     if row is None:
         return
     health.shared_buffers_bytes = int(row[0])
+    health.cache_prewarm = bool(row[2])
     health.vector_index_bytes = int(row[1]) if row[1] is not None else None
     if health.vector_index_bytes is not None and health.vector_index_bytes > int(row[0]):
         health.notes.append(

@@ -215,6 +215,7 @@ def test_libraries_chosen_in_postgresql_conf_are_kept(home: Path) -> None:
 def test_doctor_notes_a_vector_index_bigger_than_the_cache(home: Path) -> None:
     report = _doctor_json(home)
     assert report["shared_buffers_bytes"] == shared_buffers_mb(machine_memory_bytes()) << 20
+    assert report["cache_prewarm"] is True
     assert isinstance(report["vector_index_bytes"], int)
     assert not any("vector index" in n for n in report["notes"])
 

@@ -37,7 +37,8 @@ class DatabaseHealth:
     """The HNSW index searches walk; slower when it does not fit in that cache."""
     cache_prewarm: bool | None = None
     """Whether the cache's contents are read back after a restart (``pg_prewarm``'s
-    autoprewarm, which the embedded server preloads)."""
+    autoprewarm, which the embedded server preloads); ``None`` when this role may not see the
+    preloaded libraries."""
     data_dir: str | None = None
     data_dir_bytes: int | None = None
     problems: list[str] = field(default_factory=list)
@@ -102,13 +103,16 @@ def _cache(conn: psycopg.Connection[Any], health: DatabaseHealth) -> None:
     row = conn.execute(
         "SELECT pg_size_bytes(current_setting('shared_buffers')),"
         " (SELECT pg_relation_size(to_regclass('memory_embedding_hnsw'))),"
-        " current_setting('shared_preload_libraries') LIKE '%pg_prewarm%'"
+        # pg_settings hides shared_preload_libraries from roles without pg_read_all_settings
+        # (current_setting() would fail): then NULL, unknown.
+        " (SELECT setting LIKE '%pg_prewarm%' FROM pg_settings"
+        "  WHERE name = 'shared_preload_libraries')"
         "  AND coalesce(current_setting('pg_prewarm.autoprewarm', true), 'off') = 'on'"
     ).fetchone()
     if row is None:
         return
     health.shared_buffers_bytes = int(row[0])
-    health.cache_prewarm = bool(row[2])
+    health.cache_prewarm = None if row[2] is None else bool(row[2])
     health.vector_index_bytes = int(row[1]) if row[1] is not None else None
     if health.vector_index_bytes is not None and health.vector_index_bytes > int(row[0]):
         health.notes.append(

@@ -180,8 +180,9 @@ class EmbeddedServer:
         it). The file is included from ``postgresql.conf`` (added to clusters created before
         it), so ``ALTER SYSTEM SET`` still wins."""
         conf = self.pgdata / "postgresql.conf"
+        conf_text = conf.read_text(encoding="utf-8")
         line = f"include_if_exists = '{SIZING_FILE}'"
-        if line not in conf.read_text(encoding="utf-8"):
+        if line not in conf_text:
             with conf.open("a", encoding="utf-8") as handle:
                 handle.write(f"\n# mcp-agents-memory: memory sized to the machine\n{line}\n")
         sizing = self.pgdata / SIZING_FILE
@@ -191,7 +192,7 @@ class EmbeddedServer:
             "# 128MB to 2GB. Override with ALTER SYSTEM SET shared_buffers = '...'.\n"
             f"shared_buffers = '{mb}MB'\n"
         )
-        if prewarm_available() and not _sets_preload(conf.read_text(encoding="utf-8")):
+        if prewarm_available() and not _sets_preload(conf_text):
             text += (
                 "# The cache's contents are listed at shutdown (only then: no writes while idle)\n"
                 "# and read back in the background after a start, so the first searches after a\n"

@@ -126,12 +126,7 @@ _FTS_WINDOW = sql.SQL(
 # name and a topic word together are worth reaching back for.
 _FTS_RARE = sql.SQL(
     "(SELECT m.id, m.message_at, m.fts FROM memory m"
-    " WHERE m.fts @@ (SELECT qs.rare FROM qs) AND {filters}"
-    " ORDER BY m.message_at + interval '0 s' DESC LIMIT %(scan)s)"
-)
-_FTS_RARE2 = sql.SQL(
-    "(SELECT m.id, m.message_at, m.fts FROM memory m"
-    " WHERE m.fts @@ (SELECT qs.rare2 FROM qs) AND {filters}"
+    " WHERE m.fts @@ (SELECT qs.{query} FROM qs) AND {filters}"
     " ORDER BY m.message_at + interval '0 s' DESC LIMIT %(scan)s)"
 )
 # The newest rows holding every word (a constant tsquery, so the planner can tell a common
@@ -285,8 +280,8 @@ def hybrid_statement(
         prefix = _TERMS.format(filters=where)
         candidates = [
             _FTS_WINDOW,
-            _FTS_RARE.format(filters=where),
-            _FTS_RARE2.format(filters=where),
+            _FTS_RARE.format(query=sql.Identifier("rare"), filters=where),
+            _FTS_RARE.format(query=sql.Identifier("rare2"), filters=where),
         ]
         if terms.tsquery_all is not None:
             candidates.append(_FTS_ALL.format(filters=where))

@@ -14,7 +14,9 @@ runs. Every hit says why it matched (:class:`MatchWhy`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,31 +77,26 @@ def _resolve_p_tag(conn: psycopg.Connection[Any], name: str) -> _TagFilter | Non
     return _TagFilter(int(row[0]), str(row[1]), [int(i) for i in row[2]])
 
 
-def _filter_sql(
-    filters: SearchFilters, tag: _TagFilter | None, params: dict[str, Any]
-) -> sql.Composable:
-    """The WHERE conditions every arm shares, on alias ``m``; fills ``params``."""
-    parts = [sql.SQL("m.user_id = %(user_id)s")]
+def _filter_sql(filters: SearchFilters, tag: _TagFilter | None, user_id: int) -> sql.Composable:
+    """The WHERE conditions every arm shares, on alias ``m``, their values written in: a plan
+    made once for the statement is then made for this user's and these filters' row counts."""
+    parts: list[sql.Composable] = [sql.SQL("m.user_id = {}").format(sql.Literal(user_id))]
     if not filters.include_archived:
         parts.append(sql.SQL("m.is_active"))
     if filters.role is not None:
-        parts.append(sql.SQL("m.role = %(role)s"))
-        params["role"] = filters.role
+        parts.append(sql.SQL("m.role = {}").format(sql.Literal(filters.role)))
     if filters.agent_platform not in (None, "", "*"):
-        parts.append(sql.SQL("m.agent_platform = %(platform)s"))
-        params["platform"] = filters.agent_platform
+        parts.append(sql.SQL("m.agent_platform = {}").format(sql.Literal(filters.agent_platform)))
     if filters.device_scope == "local":
-        parts.append(sql.SQL("(m.device_name = %(device)s OR m.is_pinned)"))
-        params["device"] = filters.device_name
+        parts.append(
+            sql.SQL("(m.device_name = {} OR m.is_pinned)").format(sql.Literal(filters.device_name))
+        )
     if tag is not None:
-        parts.append(sql.SQL("m.p_tag_id = ANY(%(tag_ids)s)"))
-        params["tag_ids"] = tag.member_ids
+        parts.append(sql.SQL("m.p_tag_id = ANY({}::bigint[])").format(sql.Literal(tag.member_ids)))
     if filters.date_range is not None and filters.date_range.start is not None:
-        parts.append(sql.SQL("m.message_at >= %(start)s"))
-        params["start"] = filters.date_range.start
+        parts.append(sql.SQL("m.message_at >= {}").format(sql.Literal(filters.date_range.start)))
     if filters.date_range is not None and filters.date_range.end is not None:
-        parts.append(sql.SQL("m.message_at < %(end)s"))
-        params["end"] = filters.date_range.end
+        parts.append(sql.SQL("m.message_at < {}").format(sql.Literal(filters.date_range.end)))
     return sql.SQL(" AND ").join(parts)
 
 
@@ -179,13 +176,61 @@ def explain_search(
     filters: SearchFilters,
     tuning: SearchTuning,
 ) -> str:
-    """``EXPLAIN (ANALYZE, BUFFERS)`` of the hybrid statement a search would run (for benches
-    and tests; the ``p_tag`` filter is not resolved here)."""
+    """``EXPLAIN (ANALYZE, BUFFERS)`` of the hybrid statement a search would run, with the plan
+    it would run (generic with ``tuning.plan_once``; for benches and tests; the ``p_tag``
+    filter is not resolved here)."""
     with conn.transaction():
         vector, _note = _prepare(conn, query_vector, filters, tuning)
         statement, params = _hybrid_statement(user_id, query, vector, filters, None, tuning)
-        rows = conn.execute(sql.SQL("EXPLAIN (ANALYZE, BUFFERS) ") + statement, params)
-        return "\n".join(str(r[0]) for r in rows.fetchall())
+        if not tuning.plan_once:
+            plan = conn.execute(sql.SQL("EXPLAIN (ANALYZE, BUFFERS) ") + statement, params)
+            return "\n".join(str(r[0]) for r in plan.fetchall())
+        names: list[str] = []
+
+        def number(match: re.Match[str]) -> str:
+            if match[1] not in names:
+                names.append(match[1])
+            return f"${names.index(match[1]) + 1}"
+
+        text = re.sub(r"%\((\w+)\)s", number, statement.as_string(conn))
+        types = sql.SQL(", ").join(sql.SQL(_explain_type(n, params[n])) for n in names)
+        args = sql.SQL(", ").join(sql.Literal(params[n]) for n in names)
+        with _generic_plans(conn):
+            conn.execute(
+                sql.SQL("PREPARE agents_memory_explain ({}) AS ").format(types) + sql.SQL(text)
+            )
+            try:
+                rows = conn.execute(
+                    sql.SQL("EXPLAIN (ANALYZE, BUFFERS) EXECUTE agents_memory_explain ({})").format(
+                        args
+                    )
+                ).fetchall()
+            finally:
+                conn.execute("DEALLOCATE agents_memory_explain")
+        return "\n".join(str(r[0]) for r in rows)
+
+
+@contextmanager
+def _generic_plans(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """Prepared statements run in the block get a plan made for any parameter values (a generic
+    plan: the hybrid statement's plan depends on none of them); the setting is put back after,
+    for whatever the transaction runs next."""
+    before = conn.execute(
+        "SELECT current_setting('plan_cache_mode'),"
+        " set_config('plan_cache_mode', 'force_generic_plan', true)"
+    ).fetchone()
+    yield
+    if before is not None:
+        conn.execute("SELECT set_config('plan_cache_mode', %s, true)", (before[0],))
+
+
+def _explain_type(name: str, value: Any) -> str:
+    """The type of the hybrid statement's parameter ``name`` for a server-side ``PREPARE``."""
+    if name == "qvec":
+        return "halfvec"
+    if isinstance(value, list):
+        return "timestamptz[]" if name.startswith("d_") else "text[]"
+    return "text" if isinstance(value, str) else "float8"
 
 
 def _prepare(
@@ -263,15 +308,12 @@ def _hybrid_statement(
     tag: _TagFilter | None,
     tuning: SearchTuning,
 ) -> tuple[sql.Composed, dict[str, Any]]:
-    params: dict[str, Any] = {"user_id": user_id}
-    where = _filter_sql(filters, tag, params)
     return hybrid_statement(
         terms=query_terms(query),
         dates=query_dates(query, tuning.date_slack_days),
         vector=vector,
         filters=filters,
-        where=where,
-        params=params,
+        where=_filter_sql(filters, tag, user_id),
         tuning=tuning,
         columns=_HIT_COLUMNS,
         tag_join=_TAG_JOIN,
@@ -288,9 +330,12 @@ def _hybrid(
     tuning: SearchTuning,
 ) -> _Hybrid:
     statement, params = _hybrid_statement(user_id, query, vector, filters, tag, tuning)
-    # Planned for its values every time: a generic plan cannot tell a rare word from a common
-    # one (psycopg would otherwise prepare the statement after five runs).
-    rows = conn.execute(statement, params, prepare=False).fetchall()
+    if tuning.plan_once:
+        # Prepared: planned once per connection for any words, then only executed.
+        with _generic_plans(conn):
+            rows = conn.execute(statement, params, prepare=True).fetchall()
+    else:
+        rows = conn.execute(statement, params, prepare=False).fetchall()
     hits = tuple(_hybrid_hit(row) for row in rows)
     if not rows:
         return _Hybrid("fulltext" if vector is None else "hybrid", (), 0, None)
@@ -362,13 +407,17 @@ def _opt_float(value: Any) -> float | None:
 def _recency(
     conn: psycopg.Connection[Any], user_id: int, filters: SearchFilters, tag: _TagFilter | None
 ) -> tuple[SearchHit, ...]:
-    params: dict[str, Any] = {"user_id": user_id, "limit": filters.limit}
     statement = sql.SQL(
         "SELECT {columns} FROM (SELECT m.* FROM memory m WHERE {filters}"
-        "  ORDER BY m.message_at DESC, m.id DESC LIMIT %(limit)s) m {tag_join}"
+        "  ORDER BY m.message_at DESC, m.id DESC LIMIT {limit}) m {tag_join}"
         " ORDER BY m.message_at DESC, m.id DESC"
-    ).format(columns=_HIT_COLUMNS, filters=_filter_sql(filters, tag, params), tag_join=_TAG_JOIN)
-    rows = conn.execute(statement, params).fetchall()
+    ).format(
+        columns=_HIT_COLUMNS,
+        filters=_filter_sql(filters, tag, user_id),
+        limit=sql.Literal(filters.limit),
+        tag_join=_TAG_JOIN,
+    )
+    rows = conn.execute(statement).fetchall()
     return tuple(_hit(row, MatchWhy(arms=("recency",))) for row in rows)
 
 
@@ -384,23 +433,23 @@ def _ilike(
     newest ``tuning.ilike_scan_rows`` rows are looked at."""
     if not terms.like_patterns:
         return ()
-    params: dict[str, Any] = {
-        "user_id": user_id,
-        "limit": filters.limit,
-        "scan": tuning.ilike_scan_rows,
-        "patterns": list(terms.like_patterns),
-    }
     statement = sql.SQL(
         "SELECT {columns}, m.matched FROM ("
         "  SELECT r.*, w.matched FROM ("
         "   SELECT m.* FROM memory m WHERE {filters}"
-        "   ORDER BY m.message_at DESC, m.id DESC LIMIT %(scan)s) r"
+        "   ORDER BY m.message_at DESC, m.id DESC LIMIT {scan}) r"
         "  CROSS JOIN LATERAL (SELECT count(*) AS matched FROM unnest(%(patterns)s::text[]) p"
         "   WHERE r.message ILIKE p) w"
         "  WHERE w.matched > 0"
-        "  ORDER BY w.matched DESC, r.message_at DESC, r.id DESC LIMIT %(limit)s) m"
+        "  ORDER BY w.matched DESC, r.message_at DESC, r.id DESC LIMIT {limit}) m"
         " {tag_join}"
         " ORDER BY m.matched DESC, m.message_at DESC, m.id DESC"
-    ).format(columns=_HIT_COLUMNS, filters=_filter_sql(filters, tag, params), tag_join=_TAG_JOIN)
-    rows = conn.execute(statement, params).fetchall()
+    ).format(
+        columns=_HIT_COLUMNS,
+        filters=_filter_sql(filters, tag, user_id),
+        scan=sql.Literal(tuning.ilike_scan_rows),
+        limit=sql.Literal(filters.limit),
+        tag_join=_TAG_JOIN,
+    )
+    rows = conn.execute(statement, {"patterns": list(terms.like_patterns)}).fetchall()
     return tuple(_hit(row, MatchWhy(arms=("ilike",), words_matched=int(row[12]))) for row in rows)

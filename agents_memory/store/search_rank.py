@@ -53,10 +53,10 @@ _TERMS = sql.SQL(
     "  FROM unnest(%(terms)s::text[]) WITH ORDINALITY u(term, ord)) x"
     " WHERE numnode(x.q) > 0 ORDER BY querytree(x.q), x.ord),"
     " w AS MATERIALIZED (SELECT m.id, m.message_at, m.fts FROM memory m WHERE {filters}"
-    "  ORDER BY m.message_at DESC LIMIT %(stats_rows)s),"
+    "  ORDER BY m.message_at DESC LIMIT {stats_rows}),"
     " wm AS MATERIALIZED (SELECT w.id, w.message_at, w.fts, length(w.fts) AS len,"
     "  row_number() OVER (ORDER BY w.message_at DESC) AS rn"
-    "  FROM w WHERE w.fts @@ to_tsquery('agents_memory', %(any)s)),"
+    "  FROM w WHERE w.fts @@ (SELECT to_tsquery('agents_memory', %(any)s))),"
     " wp AS MATERIALIZED (SELECT wm.id, wm.len, t.ord, " + _TF.format(row="wm", term="t") + " AS tf"
     "  FROM wm CROSS JOIN t WHERE wm.fts @@ t.q),"
     " wn AS MATERIALIZED (SELECT count(*)::float8 AS n,"
@@ -68,17 +68,17 @@ _TERMS = sql.SQL(
     "   d.df * wn.scale AS est FROM t CROSS JOIN wn"
     "  CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM wp WHERE wp.ord = t.ord) d),"
     " mce AS MATERIALIZED (SELECT quote_literal(c.lexeme) AS term"
-    "  FROM memory_common_lexemes(%(rare_rows)s) c),"
-    " rq AS MATERIALIZED (SELECT tq.q, tq.ord, tq.est FROM tq WHERE tq.est <= %(rare_rows)s"
+    "  FROM memory_common_lexemes({rare_rows}) c),"
+    " rq AS MATERIALIZED (SELECT tq.q, tq.ord, tq.est FROM tq WHERE tq.est <= {rare_rows}"
     "  AND querytree(tq.q) NOT IN (SELECT mce.term FROM mce)),"
     " rp AS MATERIALIZED (SELECT rq.q, rq.ord FROM rq ORDER BY rq.est, rq.ord LIMIT 8),"
     " qs AS MATERIALIZED (SELECT"
-    "  CASE WHEN wn.n >= %(stats_rows)s THEN (SELECT string_agg(querytree(rq.q), ' | '"
+    "  CASE WHEN wn.n >= {stats_rows} THEN (SELECT string_agg(querytree(rq.q), ' | '"
     "   ORDER BY rq.ord) FROM rq)::tsquery END AS rare,"
-    "  CASE WHEN wn.n >= %(stats_rows)s THEN (SELECT string_agg('(' || querytree(a.q) || ' & '"
+    "  CASE WHEN wn.n >= {stats_rows} THEN (SELECT string_agg('(' || querytree(a.q) || ' & '"
     "   || querytree(b.q) || ')', ' | ' ORDER BY a.ord, b.ord)"
     "   FROM rp a JOIN rp b ON a.ord < b.ord)::tsquery END AS rare2,"
-    "  wn.n >= %(stats_rows)s AS sampled,"
+    "  wn.n >= {stats_rows} AS sampled,"
     "  CASE WHEN EXISTS (SELECT 1 FROM tq) THEN %(w_lex)s::float8 ELSE 0 END AS w_lex,"
     "  wn.avgdl FROM wn),"
 )
@@ -111,13 +111,13 @@ _FTS_ARM = sql.SQL(
     "  FROM cand c LEFT JOIN ({bm25}) s ON s.id = c.id),"
     " fts AS MATERIALIZED ("
     "  SELECT c.id, c.bm25, row_number() OVER (ORDER BY c.bm25 DESC, c.message_at DESC, c.id DESC)"
-    "   AS rank FROM cs c ORDER BY c.bm25 DESC, c.message_at DESC, c.id DESC LIMIT %(pool)s)"
+    "   AS rank FROM cs c ORDER BY c.bm25 DESC, c.message_at DESC, c.id DESC LIMIT {pool})"
 )
 # The sampled (newest) rows that match any word: all of them in a big scope, else the newest
 # ``scan`` (then the sample is the whole scope).
 _FTS_WINDOW = sql.SQL(
     "(SELECT wm.id, wm.message_at, wm.fts FROM wm"
-    " WHERE wm.rn <= %(scan)s OR (SELECT qs.sampled FROM qs))"
+    " WHERE wm.rn <= {scan} OR (SELECT qs.sampled FROM qs))"
 )
 # In a big scope, the newest matches of the rare words through the GIN index: ordering by an
 # expression the time index cannot serve keeps the planner from walking that index newest-first
@@ -127,14 +127,17 @@ _FTS_WINDOW = sql.SQL(
 _FTS_RARE = sql.SQL(
     "(SELECT m.id, m.message_at, m.fts FROM memory m"
     " WHERE m.fts @@ (SELECT qs.{query} FROM qs) AND {filters}"
-    " ORDER BY m.message_at + interval '0 s' DESC LIMIT %(scan)s)"
+    " ORDER BY m.message_at + interval '0 s' DESC LIMIT {scan})"
 )
-# The newest rows holding every word (a constant tsquery, so the planner can tell a common
-# conjunction, walked through the time index, from a rare one, read through the GIN index).
+# The newest rows holding every word, through the GIN index as well: the statement is planned
+# once for any words (a generic plan), and reading a conjunction's matches costs at most as
+# many rows as its rarest word holds, where walking the time index for a rare conjunction
+# would read the whole scope.
 _FTS_ALL = sql.SQL(
     "(SELECT m.id, m.message_at, m.fts FROM memory m"
-    " WHERE (SELECT count(*) FROM tq) > 1 AND m.fts @@ to_tsquery('agents_memory', %(all)s)"
-    " AND {filters} ORDER BY m.message_at DESC LIMIT %(scan)s)"
+    " WHERE (SELECT count(*) FROM tq) > 1"
+    " AND m.fts @@ (SELECT to_tsquery('agents_memory', %(all)s)) AND {filters}"
+    " ORDER BY m.message_at + interval '0 s' DESC LIMIT {scan})"
 )
 _NO_FTS_ARM = sql.SQL(
     "fts AS (SELECT NULL::bigint AS id, NULL::float8 AS bm25, NULL::bigint AS rank WHERE false)"
@@ -145,27 +148,27 @@ _VECTOR_ARM = sql.SQL(
     " SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank"
     " FROM (SELECT m.id, (m.embedding <=> %(qvec)s::halfvec)::float8 AS distance"
     "  FROM memory m WHERE m.embedding IS NOT NULL AND {filters}"
-    "  ORDER BY m.embedding <=> %(qvec)s::halfvec LIMIT %(pool)s) s)"
+    "  ORDER BY m.embedding <=> %(qvec)s::halfvec LIMIT {pool}) s)"
 )
 _NO_VECTOR_ARM = sql.SQL(
     "vec AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false)"
 )
 # The session neighbours of the best candidates of either arm, ``dist`` turns away.
 _LINKS = sql.SQL(
-    " seeds AS (SELECT id FROM fts WHERE rank <= %(ctx_seeds)s"
-    "  UNION SELECT id FROM vec WHERE rank <= %(ctx_seeds)s),"
+    " seeds AS (SELECT id FROM fts WHERE rank <= {ctx_seeds}"
+    "  UNION SELECT id FROM vec WHERE rank <= {ctx_seeds}),"
     " links AS MATERIALIZED ("
     "  SELECT s.id AS anchor, n.id, n.dist FROM seeds s JOIN memory a ON a.id = s.id"
     "  CROSS JOIN LATERAL ("
     "   SELECT b.id, row_number() OVER (ORDER BY b.message_at DESC, b.id DESC) AS dist FROM ("
     "    SELECT m.id, m.message_at FROM memory m WHERE m.agent_platform = a.agent_platform"
     "     AND m.session_id = a.session_id AND (m.message_at, m.id) < (a.message_at, a.id)"
-    "     AND {filters} ORDER BY m.message_at DESC, m.id DESC LIMIT %(span)s) b"
+    "     AND {filters} ORDER BY m.message_at DESC, m.id DESC LIMIT {span}) b"
     "   UNION ALL"
     "   SELECT b.id, row_number() OVER (ORDER BY b.message_at, b.id) AS dist FROM ("
     "    SELECT m.id, m.message_at FROM memory m WHERE m.agent_platform = a.agent_platform"
     "     AND m.session_id = a.session_id AND (m.message_at, m.id) > (a.message_at, a.id)"
-    "     AND {filters} ORDER BY m.message_at, m.id LIMIT %(span)s) b) n"
+    "     AND {filters} ORDER BY m.message_at, m.id LIMIT {span}) b) n"
     "  WHERE a.session_id IS NOT NULL),"
 )
 _SESSION = sql.SQL("r.agent_platform, coalesce(r.session_id, r.id::text)")
@@ -206,7 +209,7 @@ _FUSE = sql.SQL(
     "  FROM ordered r),"
     " top AS ("
     "  SELECT s.*, (s.local + s.sess + s.dated) * s.recency * s.pinned AS score FROM scored s"
-    "  ORDER BY score DESC, s.message_at DESC, s.id DESC LIMIT %(limit)s)"
+    "  ORDER BY score DESC, s.message_at DESC, s.id DESC LIMIT {limit})"
     " SELECT {columns}, f.rank, CASE WHEN {w_lex} > 0 THEN tp.bm25 END, v.rank, tp.cos,"
     "  tp.fused, tp.local - tp.fused + tp.sess, tp.dated, tp.recency, tp.pinned, tp.score,"
     "  (SELECT count(*) FROM fts), (SELECT count(*) FROM vec), (SELECT 1 - min(distance) FROM vec)"
@@ -252,43 +255,48 @@ def hybrid_statement(
     vector: str | None,
     filters: SearchFilters,
     where: sql.Composable,
-    params: dict[str, Any],
     tuning: SearchTuning,
     columns: sql.Composable,
     tag_join: sql.Composable,
 ) -> tuple[sql.Composed, dict[str, Any]]:
-    """The one retrieval statement and its parameters (``params`` holds the filters' values)."""
+    """The one retrieval statement and its parameters.
+
+    The filters (``where``) and the row counts that shape the plan are written into the text;
+    the parameters are only what changes from one query to the next (the words, the vector, the
+    dates), so the statement can be planned once for every query of the same shape."""
     has_vec = vector is not None
     lexical = bool(terms.terms) and tuning.fts_scan_rows > 0
-    params = {
-        **params,
-        "pool": tuning.pool(filters.limit),
-        "limit": filters.limit,
-        "ctx_seeds": tuning.min_candidates,
-        "span": tuning.neighbour_span,
+    scan = sql.Literal(tuning.fts_scan_rows)
+    params: dict[str, Any] = {
         "decay": tuning.neighbour_decay,
         "neighbour": tuning.neighbour_weight,
         "session_w": tuning.session_weight,
         "halflife": tuning.recency_halflife_days,
         "pinned": tuning.pinned_boost,
     }
+    pool = sql.Literal(tuning.pool(filters.limit))
     prefix: sql.Composable = sql.SQL("")
     fts_arm: sql.Composable = _NO_FTS_ARM
     lex: sql.Composable = _NO_LEX
     w_lex: sql.Composable = sql.SQL("0::float8")
     if lexical:
-        prefix = _TERMS.format(filters=where)
+        prefix = _TERMS.format(
+            filters=where,
+            stats_rows=sql.Literal(tuning.stats_rows),
+            rare_rows=sql.Literal(tuning.rare_rows),
+        )
         candidates = [
-            _FTS_WINDOW,
-            _FTS_RARE.format(query=sql.Identifier("rare"), filters=where),
-            _FTS_RARE.format(query=sql.Identifier("rare2"), filters=where),
+            _FTS_WINDOW.format(scan=scan),
+            _FTS_RARE.format(query=sql.Identifier("rare"), filters=where, scan=scan),
+            _FTS_RARE.format(query=sql.Identifier("rare2"), filters=where, scan=scan),
         ]
         if terms.tsquery_all is not None:
-            candidates.append(_FTS_ALL.format(filters=where))
+            candidates.append(_FTS_ALL.format(filters=where, scan=scan))
             params["all"] = terms.tsquery_all
         fts_arm = _FTS_ARM.format(
             bm25=_CAND_BM25,
             candidates=sql.SQL(" UNION ALL ").join(candidates),
+            pool=pool,
         )
         lex = _LEX
         w_lex = sql.SQL("(SELECT qs.w_lex FROM qs)")
@@ -296,9 +304,6 @@ def hybrid_statement(
             terms=list(terms.terms),
             any=terms.tsquery,
             w_lex=tuning.lexical_weight if has_vec else 1.0,
-            scan=tuning.fts_scan_rows,
-            stats_rows=tuning.stats_rows,
-            rare_rows=tuning.rare_rows,
             k1=tuning.bm25_k1,
             b=tuning.bm25_b,
         )
@@ -308,7 +313,7 @@ def hybrid_statement(
     vec_arm: sql.Composable = _NO_VECTOR_ARM
     cosine: sql.Composable = sql.SQL("NULL::float8")
     if vector is not None:
-        vec_arm = _VECTOR_ARM.format(filters=where)
+        vec_arm = _VECTOR_ARM.format(filters=where, pool=pool)
         cosine = sql.SQL("(1 - (m.embedding <=> %(qvec)s::halfvec))::float8")
         params["qvec"] = vector
     dated: sql.Composable = sql.SQL("0::float8")
@@ -317,7 +322,11 @@ def hybrid_statement(
         params.update(
             d_from=[a for a, _ in dates], d_to=[b for _, b in dates], date_w=tuning.date_weight
         )
-    links: sql.Composable = _LINKS.format(filters=where)
+    links: sql.Composable = _LINKS.format(
+        filters=where,
+        span=sql.Literal(tuning.neighbour_span),
+        ctx_seeds=sql.Literal(tuning.min_candidates),
+    )
     if tuning.neighbour_span <= 0:
         links = sql.SQL(
             " links AS (SELECT NULL::bigint AS anchor, NULL::bigint AS id, NULL::bigint AS dist"
@@ -335,6 +344,7 @@ def hybrid_statement(
             dated=dated,
             columns=columns,
             tag_join=tag_join,
+            limit=sql.Literal(filters.limit),
         )
     )
     return statement, params

@@ -83,6 +83,11 @@ class SearchTuning:
     date_slack_days: float = 3.0
     ilike_scan_rows: int = 20_000
     """The ILIKE fallback looks at most at this many newest rows (it cannot use an index)."""
+    plan_once: bool = True
+    """Plan the hybrid statement once per connection for every query of the same shape (a
+    prepared statement with a generic plan) instead of once per query: planning is about a
+    fifth of a search. The filters and row counts are in the statement's text, so each user
+    and filter set gets a plan made for its own row counts."""
 
     def pool(self, limit: int) -> int:
         return max(self.min_candidates, limit * self.candidate_factor)

@@ -15,6 +15,7 @@ runs. Every hit says why it matched (:class:`MatchWhy`).
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 import psycopg
 from psycopg import sql
+from psycopg.pq import TransactionStatus
 
 from agents_memory.store.search_rank import hybrid_statement
 from agents_memory.store.search_terms import QueryTerms, query_dates, query_terms
@@ -195,18 +197,16 @@ def explain_search(
         text = re.sub(r"%\((\w+)\)s", number, statement.as_string(conn))
         types = sql.SQL(", ").join(sql.SQL(_explain_type(n, params[n])) for n in names)
         args = sql.SQL(", ").join(sql.Literal(params[n]) for n in names)
+        name = sql.Identifier(f"agents_memory_explain_{uuid.uuid4().hex}")
         with _generic_plans(conn):
-            conn.execute(
-                sql.SQL("PREPARE agents_memory_explain ({}) AS ").format(types) + sql.SQL(text)
-            )
+            conn.execute(sql.SQL("PREPARE {} ({}) AS ").format(name, types) + sql.SQL(text))
             try:
                 rows = conn.execute(
-                    sql.SQL("EXPLAIN (ANALYZE, BUFFERS) EXECUTE agents_memory_explain ({})").format(
-                        args
-                    )
+                    sql.SQL("EXPLAIN (ANALYZE, BUFFERS) EXECUTE {} ({})").format(name, args)
                 ).fetchall()
             finally:
-                conn.execute("DEALLOCATE agents_memory_explain")
+                if conn.info.transaction_status != TransactionStatus.INERROR:
+                    conn.execute(sql.SQL("DEALLOCATE {}").format(name))
         return "\n".join(str(r[0]) for r in rows)
 
 

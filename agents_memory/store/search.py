@@ -82,24 +82,31 @@ def _resolve_p_tag(conn: psycopg.Connection[Any], name: str) -> _TagFilter | Non
 def _filter_sql(filters: SearchFilters, tag: _TagFilter | None, user_id: int) -> sql.Composable:
     """The WHERE conditions every arm shares, on alias ``m``, their values written in: a plan
     made once for the statement is then made for this user's and these filters' row counts."""
-    parts: list[sql.Composable] = [sql.SQL("m.user_id = {}").format(sql.Literal(user_id))]
+    parts: list[sql.Composable] = [sql.SQL("m.user_id = {}").format(_literal(user_id))]
     if not filters.include_archived:
         parts.append(sql.SQL("m.is_active"))
     if filters.role is not None:
-        parts.append(sql.SQL("m.role = {}").format(sql.Literal(filters.role)))
+        parts.append(sql.SQL("m.role = {}").format(_literal(filters.role)))
     if filters.agent_platform not in (None, "", "*"):
-        parts.append(sql.SQL("m.agent_platform = {}").format(sql.Literal(filters.agent_platform)))
+        parts.append(sql.SQL("m.agent_platform = {}").format(_literal(filters.agent_platform)))
     if filters.device_scope == "local":
         parts.append(
-            sql.SQL("(m.device_name = {} OR m.is_pinned)").format(sql.Literal(filters.device_name))
+            sql.SQL("(m.device_name = {} OR m.is_pinned)").format(_literal(filters.device_name))
         )
     if tag is not None:
-        parts.append(sql.SQL("m.p_tag_id = ANY({}::bigint[])").format(sql.Literal(tag.member_ids)))
+        parts.append(sql.SQL("m.p_tag_id = ANY({}::bigint[])").format(_literal(tag.member_ids)))
     if filters.date_range is not None and filters.date_range.start is not None:
-        parts.append(sql.SQL("m.message_at >= {}").format(sql.Literal(filters.date_range.start)))
+        parts.append(sql.SQL("m.message_at >= {}").format(_literal(filters.date_range.start)))
     if filters.date_range is not None and filters.date_range.end is not None:
-        parts.append(sql.SQL("m.message_at < {}").format(sql.Literal(filters.date_range.end)))
+        parts.append(sql.SQL("m.message_at < {}").format(_literal(filters.date_range.end)))
     return sql.SQL(" AND ").join(parts)
+
+
+def _literal(value: Any) -> sql.Composable:
+    """``value`` quoted as an SQL literal, its ``%`` doubled: the statements carrying it are
+    executed with parameters (``params`` may be empty), so psycopg reads ``%`` as a
+    placeholder's start and ``%%`` as one ``%``."""
+    return sql.SQL(sql.Literal(value).as_string(None).replace("%", "%%"))
 
 
 def search_memories(
@@ -194,7 +201,12 @@ def explain_search(
                 names.append(match[1])
             return f"${names.index(match[1]) + 1}"
 
-        text = re.sub(r"%\((\w+)\)s", number, statement.as_string(conn))
+        # ``%%`` is one ``%`` (in a literal); each ``%(name)s`` becomes a numbered parameter.
+        text = re.sub(
+            r"%%|%\((\w+)\)s",
+            lambda m: "%" if m[0] == "%%" else number(m),
+            statement.as_string(conn),
+        )
         types = sql.SQL(", ").join(sql.SQL(_explain_type(n, params[n])) for n in names)
         args = sql.SQL(", ").join(sql.Literal(params[n]) for n in names)
         name = sql.Identifier(f"agents_memory_explain_{uuid.uuid4().hex}")
@@ -417,7 +429,7 @@ def _recency(
         limit=sql.Literal(filters.limit),
         tag_join=_TAG_JOIN,
     )
-    rows = conn.execute(statement).fetchall()
+    rows = conn.execute(statement, {}).fetchall()  # parameters: ``%%`` in a literal is one ``%``
     return tuple(_hit(row, MatchWhy(arms=("recency",))) for row in rows)
 
 

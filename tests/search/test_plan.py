@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from agents_memory.daterange import DateRange
-from agents_memory.store.search import SearchTuning
+from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
 
 from .helpers import NOW, add, mem, run, unit
 
@@ -105,3 +105,42 @@ def test_a_plan_made_once_finds_what_a_plan_made_per_query_finds(
         " WHERE statement LIKE 'WITH%'"
     ).fetchone()
     assert generic is not None and generic[0] >= 2 * len(_QUERIES) * 2 and generic[1] == 0
+
+
+@pytest.mark.parametrize("once", [True, False], ids=["planned-once", "planned-per-query"])
+def test_filter_values_are_matched_literally(conn: psycopg.Connection[Any], once: bool) -> None:
+    """Filter values are written into the statement: a ``%``, a quote or a placeholder-like
+    text in one is matched as itself, in every kind of search and in ``explain_search``."""
+    odd, device = "odd%(x)s 100% it's", "box%s"
+    ids = add(
+        conn,
+        [
+            mem("zeppelin hangar", platform=odd, device=device),
+            mem("zeppelin hangar", platform="codex", device=device),
+            mem("zeppelin hangar", platform=odd, device="other"),
+        ],
+        [unit((0, 1.0))] * 3,
+    )
+    tuning = SearchTuning(plan_once=once)
+    filters: dict[str, Any] = {
+        "agent_platform": odd,
+        "device_scope": "local",
+        "device_name": device,
+    }
+    assert [h.id for h in run(conn, "zeppelin", unit((0, 1.0)), tuning=tuning, **filters).hits] == [
+        ids[0]
+    ]
+    assert [h.id for h in run(conn, None, tuning=tuning, **filters).hits] == [ids[0]]
+    ilike = run(conn, "hang", unit((5, 1.0)), tuning=tuning, **filters)  # no word match: ILIKE
+    assert ilike.used == "ilike" and [h.id for h in ilike.hits] == [ids[0]]
+    uid = conn.execute("SELECT user_id FROM users WHERE user_name = 'tester'").fetchone()
+    assert uid is not None
+    plan = explain_search(
+        conn,
+        int(uid[0]),
+        query="zeppelin",
+        query_vector=unit((0, 1.0)),
+        filters=SearchFilters(**filters),
+        tuning=tuning,
+    )
+    assert "odd%(x)s 100% it''s" in plan

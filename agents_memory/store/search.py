@@ -186,12 +186,12 @@ def explain_search(
     tuning: SearchTuning,
 ) -> str:
     """``EXPLAIN (ANALYZE, BUFFERS)`` of the hybrid statement a search would run, with the plan
-    it would run (generic with ``tuning.plan_once``; for benches and tests; the ``p_tag``
+    it would run (generic when it is planned once; for benches and tests; the ``p_tag``
     filter is not resolved here)."""
     with conn.transaction():
         vector, _note = _prepare(conn, query_vector, filters, tuning)
         statement, params = _hybrid_statement(user_id, query, vector, filters, None, tuning)
-        if not tuning.plan_once:
+        if not _plan_once(filters, tuning):
             plan = conn.execute(sql.SQL("EXPLAIN (ANALYZE, BUFFERS) ") + statement, params)
             return "\n".join(str(r[0]) for r in plan.fetchall())
         names: list[str] = []
@@ -222,6 +222,14 @@ def explain_search(
         return "\n".join(str(r[0]) for r in rows)
 
 
+def _plan_once(filters: SearchFilters, tuning: SearchTuning) -> bool:
+    """Whether to plan the statement once and keep the plan (about 1.3 MB of the server's memory
+    per statement and connection). Not with a date-range filter: its bounds, written into the
+    statement, are new on almost every call ("the last week" moves with the clock), so a kept
+    plan would serve one search."""
+    return tuning.plan_once and filters.date_range is None
+
+
 @contextmanager
 def _generic_plans(conn: psycopg.Connection[Any]) -> Iterator[None]:
     """Prepared statements run in the block get a plan made for any parameter values (a generic
@@ -242,7 +250,9 @@ def _explain_type(name: str, value: Any) -> str:
         return "halfvec"
     if isinstance(value, list):
         return "timestamptz[]" if name.startswith("d_") else "text[]"
-    return "text" if isinstance(value, str) else "float8"
+    if isinstance(value, str):
+        return "text"
+    return "int8" if isinstance(value, int) else "float8"
 
 
 def _prepare(
@@ -342,7 +352,7 @@ def _hybrid(
     tuning: SearchTuning,
 ) -> _Hybrid:
     statement, params = _hybrid_statement(user_id, query, vector, filters, tag, tuning)
-    if tuning.plan_once:
+    if _plan_once(filters, tuning):
         # Prepared: planned once per connection for any words, then only executed.
         with _generic_plans(conn):
             rows = conn.execute(statement, params, prepare=True).fetchall()

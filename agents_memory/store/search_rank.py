@@ -209,7 +209,7 @@ _FUSE = sql.SQL(
     "  FROM ordered r),"
     " top AS ("
     "  SELECT s.*, (s.local + s.sess + s.dated) * s.recency * s.pinned AS score FROM scored s"
-    "  ORDER BY score DESC, s.message_at DESC, s.id DESC LIMIT {limit})"
+    "  ORDER BY score DESC, s.message_at DESC, s.id DESC LIMIT %(limit)s)"
     " SELECT {columns}, f.rank, CASE WHEN {w_lex} > 0 THEN tp.bm25 END, v.rank, tp.cos,"
     "  tp.fused, tp.local - tp.fused + tp.sess, tp.dated, tp.recency, tp.pinned, tp.score,"
     "  (SELECT count(*) FROM fts), (SELECT count(*) FROM vec), (SELECT 1 - min(distance) FROM vec)"
@@ -263,11 +263,13 @@ def hybrid_statement(
 
     The filters (``where``) and the row counts that shape the plan are written into the text;
     the parameters are only what changes from one query to the next (the words, the vector, the
-    dates), so the statement can be planned once for every query of the same shape."""
+    dates, the page size), so the statement can be planned once for every query of the same
+    shape."""
     has_vec = vector is not None
     lexical = bool(terms.terms) and tuning.fts_scan_rows > 0
     scan = sql.Literal(tuning.fts_scan_rows)
     params: dict[str, Any] = {
+        "limit": filters.limit,
         "decay": tuning.neighbour_decay,
         "neighbour": tuning.neighbour_weight,
         "session_w": tuning.session_weight,
@@ -344,7 +346,6 @@ def hybrid_statement(
             dated=dated,
             columns=columns,
             tag_join=tag_join,
-            limit=sql.Literal(filters.limit),
         )
     )
     return statement, params

@@ -87,7 +87,8 @@ class SearchTuning:
     """Plan the hybrid statement once per connection for every query of the same shape (a
     prepared statement with a generic plan) instead of once per query: planning is about a
     fifth of a search. The filters and row counts are in the statement's text, so each user
-    and filter set gets a plan made for its own row counts."""
+    and filter set gets a plan made for its own row counts. A search with a date-range filter
+    is still planned per query (its bounds change with the clock)."""
 
     def pool(self, limit: int) -> int:
         return max(self.min_candidates, limit * self.candidate_factor)

@@ -129,13 +129,14 @@ _FTS_RARE = sql.SQL(
     " WHERE m.fts @@ (SELECT qs.{query} FROM qs) AND {filters}"
     " ORDER BY m.message_at + interval '0 s' DESC LIMIT {scan})"
 )
-# The newest rows holding every word, through the GIN index as well: the statement is planned
-# once for any words (a generic plan), and reading a conjunction's matches costs at most as
-# many rows as its rarest word holds, where walking the time index for a rare conjunction
-# would read the whole scope.
+# The newest rows holding every word, through the GIN index as well (the statement is planned
+# once for any words), when the rarest of them is estimated to hold at most ``conj_rows`` rows
+# in the table: reading a conjunction's matches costs about as many rows as its rarest word
+# holds. Words that are all common ("fix the test") would cost thousands of rows for matches
+# the sampled (newest) rows already hold enough of.
 _FTS_ALL = sql.SQL(
     "(SELECT m.id, m.message_at, m.fts FROM memory m"
-    " WHERE (SELECT count(*) FROM tq) > 1"
+    " WHERE (SELECT count(*) > 1 AND min(tq.est) <= {conj_rows} FROM tq)"
     " AND m.fts @@ (SELECT to_tsquery('agents_memory', %(all)s)) AND {filters}"
     " ORDER BY m.message_at + interval '0 s' DESC LIMIT {scan})"
 )
@@ -293,7 +294,11 @@ def hybrid_statement(
             _FTS_RARE.format(query=sql.Identifier("rare2"), filters=where, scan=scan),
         ]
         if terms.tsquery_all is not None:
-            candidates.append(_FTS_ALL.format(filters=where, scan=scan))
+            candidates.append(
+                _FTS_ALL.format(
+                    filters=where, scan=scan, conj_rows=sql.Literal(tuning.conjunction_rows)
+                )
+            )
             params["all"] = terms.tsquery_all
         fts_arm = _FTS_ARM.format(
             bm25=_CAND_BM25,

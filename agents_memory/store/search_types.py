@@ -65,6 +65,10 @@ class SearchTuning:
     """The full-text arm scores at most this many newest rows matching a rare word (and as many
     holding two rare words, and as many matching every word), so a common word costs a bounded
     scan; 0 turns the arm off."""
+    conjunction_rows: int = 5_000
+    """The rows holding every word of the query are read through the GIN index (as many as
+    ``fts_scan_rows``, newest first) when its rarest word is estimated to hold at most this many
+    rows in the table; common words together are left to the sampled rows."""
     lexical_weight: float = 0.45
     """Fusion: ``w * bm25 / max bm25 + (1 - w) * min-max normalised cosine`` over the rows in
     play (both arms' candidates and their neighbours). A little below one half since a row's

@@ -42,11 +42,12 @@ _SAMPLED = SearchTuning(stats_rows=50, rare_rows=20)
 """A scope bigger than the sample, so the rare-word candidates are read through the index."""
 
 
-def _rare_scans(conn: psycopg.Connection[Any], query: str) -> list[float | None]:
-    """How many rows each of the search's scans for the rare words returned, in plan order:
-    the rows holding any rare word, then those holding two (the first two scans whose condition
-    is one of the statement's own tsqueries; the third, when the query has two words or more,
-    reads the rows holding every word); ``None`` for a scan never executed."""
+def _scans(
+    conn: psycopg.Connection[Any], query: str, tuning: SearchTuning = _SAMPLED
+) -> list[float | None]:
+    """How many rows each of the search's scans through its own tsqueries returned, in plan
+    order: the rows holding any rare word, those holding two, and (when the query has two words
+    or more) those holding every word; ``None`` for a scan never executed."""
     uid = conn.execute("SELECT user_id FROM users WHERE user_name = 'tester'").fetchone()
     assert uid is not None
     conn.execute("SET enable_seqscan = off")  # a tiny table: choose between the indexes
@@ -56,18 +57,22 @@ def _rare_scans(conn: psycopg.Connection[Any], query: str) -> list[float | None]
         query=query,
         query_vector=None,
         filters=SearchFilters(limit=5),
-        tuning=_SAMPLED,
+        tuning=tuning,
     )
     nodes = re.split(r"\n(?=\s*->)", plan)
     scans = [n for n in nodes if re.search(r"on memory m_\d[\s\S]*fts @@ \(InitPlan", n)]
     assert len(scans) == 2 + (" " in query.strip()), plan
-    rare = scans[:2]
     counts: list[float | None] = []
-    for node in rare:
+    for node in scans:
         found = re.search(r"actual time=\S+ rows=([\d.]+)", node)
         assert found or "never executed" in node, node
         counts.append(float(found[1]) if found else None)
     return counts
+
+
+def _rare_scans(conn: psycopg.Connection[Any], query: str) -> list[float | None]:
+    """The rows the two rare-word scans returned (see :func:`_scans`)."""
+    return _scans(conn, query)[:2]
 
 
 def test_rare_words_are_read_through_the_full_text_index(conn: psycopg.Connection[Any]) -> None:
@@ -113,6 +118,23 @@ def test_rows_holding_two_rare_words_are_found_behind_newer_matches_of_one(
     assert {h.id for h in result.hits[:2]} == set(ids[-2:])
     assert all(h.why.fts_rank is not None for h in result.hits[:2])
     assert _rare_scans(conn, "zeppelin hangar mooring") == [18, 2]
+
+
+def test_the_rows_holding_every_word_are_read_for_a_rare_word_only(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """Common words together are left to the sampled rows (reading all their matches through
+    the GIN index would cost thousands of rows); a rare word with them is read back for."""
+    rows = [mem(f"deploy script run {i}", age_days=i / 100) for i in range(200)]
+    rows += [mem("zeppelin deploy script", age_days=80)]
+    *_, old = add(conn, rows)
+    conn.execute("ANALYZE memory")
+    tuning = replace(_SAMPLED, conjunction_rows=100)
+    assert _scans(conn, "deploy script", tuning)[2] is None  # est ~200 rows each
+    assert _scans(conn, "zeppelin deploy script", tuning)[2] == 1
+    assert _scans(conn, "deploy script", replace(tuning, conjunction_rows=1_000))[2] == 201
+    result = run(conn, "zeppelin deploy script", tuning=tuning, limit=5)
+    assert result.hits[0].id == old
 
 
 def test_an_answer_is_found_through_the_question_before_it(conn: psycopg.Connection[Any]) -> None:

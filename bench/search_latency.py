@@ -38,6 +38,8 @@ from pgvector.psycopg import register_vector
 
 from agents_memory.config import load_settings
 from agents_memory.embeddings import create_embedder
+from agents_memory.store import migrate
+from agents_memory.store.lexemes import refresh_search_lexemes
 from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
 from bench import common, embed_cache, locomo_data, replay, search_scale
 
@@ -173,6 +175,20 @@ def _kept(db: common.BenchDB, name: str, keep: common.Path | None) -> dict[str, 
     info: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
     print(f"reusing {name} kept in {keep}", flush=True)
     return info
+
+
+def _copy_statistics(db: common.BenchDB, name: str) -> None:
+    """What the Cold Path does after ANALYZE: copy the common words for the search (see
+    ``store/lexemes.py``). A database kept by an earlier version is migrated first and analysed
+    again when that changed its schema."""
+    with psycopg.connect(db.url(name), autocommit=True) as conn:
+        if migrate.migrate(conn):
+            started = time.perf_counter()
+            conn.execute("ANALYZE memory")
+            print(f"  {name}: migrated, ANALYZE {time.perf_counter() - started:.1f} s", flush=True)
+        with conn.transaction():
+            copied = refresh_search_lexemes(conn, force=True)
+    print(f"  {name}: {copied:,} common words copied for the search", flush=True)
 
 
 def measure(
@@ -317,6 +333,7 @@ def main() -> None:
                 info["load"] = common.load_avg()
                 if args.keep is not None:
                     (args.keep / f"{name}.json").write_text(json.dumps(info), encoding="utf-8")
+            _copy_statistics(db, name)
             load_rows.append(
                 (
                     size,

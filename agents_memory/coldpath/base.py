@@ -2,8 +2,8 @@
 
 The worker (``coldpath/worker.py``) holds the singleton lock, wakes on NOTIFY or every
 ``COLD_PATH_INTERVAL_SEC``, and calls each enabled job's :meth:`Job.run` in a fixed order
-(tagger, embedder, librarian, clusterer, alias promoter). A job claims its own rows (``FOR
-UPDATE SKIP LOCKED`` through functions in ``store/``), records per-row failures in
+(tagger, embedder, librarian, clusterer, alias promoter, search stats). A job claims its own
+rows (``FOR UPDATE SKIP LOCKED`` through functions in ``store/``), records per-row failures in
 ``cold_error`` instead of raising, and reports what it did.
 
 LLM use goes through :class:`LLM` only: it enforces the per-role daily token budget, records

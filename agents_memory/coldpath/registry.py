@@ -21,6 +21,7 @@ JOBS: tuple[tuple[str, str], ...] = (
     ("librarian", "agents_memory.coldpath.librarian:LibrarianJob"),
     ("clusterer", "agents_memory.coldpath.clusterer:ClustererJob"),
     ("alias_promoter", "agents_memory.coldpath.alias_promoter:AliasPromoterJob"),
+    ("search_stats", "agents_memory.coldpath.search_stats:SearchStatsJob"),
 )
 
 

@@ -42,10 +42,12 @@ _TF = "ts_rank_cd('{{{{1,1,1,1}}}}'::float4[], {row}.fts, {term}.q, 0)::float8"
 # give the document frequencies and the BM25 of those rows in one pass. ``tq``: each distinct
 # normalised term with its BM25 idf and estimated frequency in the whole table (the planner's
 # row count scales the sample's); ``qs``: the rare words' tsquery and the weights. A word the
-# sample lacks but ANALYZE found common in the table (``mce``, read only for a sampled scope)
-# is not rare: topics cluster in time, and its matches would all be read. ``rq``: the rare
-# terms, whose tsqueries (any one, ``rare``; any two, ``rare2``, of the rarest eight: at most
-# 28 pairs for a long query) the candidates are read with.
+# sample lacks may still be common in the table (topics cluster in time), and its matches would
+# all be read: ``mce`` (read only for a sampled scope) are the query's words ANALYZE found
+# common, looked up in the copy the Cold Path keeps (``store/lexemes.py``), or read from the
+# statistics while there is no copy; ``te`` takes the greater estimate. ``rq``: the rare terms,
+# whose tsqueries (any one, ``rare``; any two, ``rare2``, of the rarest eight: at most 28
+# pairs for a long query) the candidates are read with.
 _TERMS = sql.SQL(
     "t AS MATERIALIZED ("
     " SELECT DISTINCT ON (querytree(x.q)) x.q, x.ord FROM ("
@@ -67,10 +69,14 @@ _TERMS = sql.SQL(
     "  SELECT t.q, t.ord, ln(1 + (wn.n - d.df + 0.5) / (d.df + 0.5)) AS idf,"
     "   d.df * wn.scale AS est FROM t CROSS JOIN wn"
     "  CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM wp WHERE wp.ord = t.ord) d),"
-    " mce AS MATERIALIZED (SELECT quote_literal(c.lexeme) AS term"
-    "  FROM memory_common_lexemes({rare_rows}) c),"
-    " rq AS MATERIALIZED (SELECT tq.q, tq.ord, tq.est FROM tq WHERE tq.est <= {rare_rows}"
-    "  AND querytree(tq.q) NOT IN (SELECT mce.term FROM mce)),"
+    " mce AS MATERIALIZED (SELECT s.term, s.est_rows FROM search_lexemes s"
+    "  WHERE s.term IN (SELECT querytree(t.q) FROM t)"
+    "  UNION ALL SELECT c.term, c.est_rows FROM (SELECT quote_literal(f.lexeme) AS term,"
+    "   f.est_rows FROM memory_common_lexemes(0) f) c WHERE NOT EXISTS"
+    "   (SELECT 1 FROM search_lexemes) AND c.term IN (SELECT querytree(t.q) FROM t)),"
+    " te AS MATERIALIZED (SELECT tq.q, tq.ord, greatest(tq.est, (SELECT"
+    "  coalesce(max(mce.est_rows), 0) FROM mce WHERE mce.term = querytree(tq.q))) AS est FROM tq),"
+    " rq AS MATERIALIZED (SELECT te.q, te.ord, te.est FROM te WHERE te.est <= {rare_rows}),"
     " rp AS MATERIALIZED (SELECT rq.q, rq.ord FROM rq ORDER BY rq.est, rq.ord LIMIT 8),"
     " qs AS MATERIALIZED (SELECT"
     "  CASE WHEN wn.n >= {stats_rows} THEN (SELECT string_agg(querytree(rq.q), ' | '"

@@ -194,7 +194,9 @@ def run_coldpath(
     assert proc.returncode == 0, proc.stderr[-3000:]
     print(f"coldpath --once took {time.monotonic() - t0:.1f} s")
     reported = [line.split(":", 1)[0] for line in proc.stdout.splitlines()]
-    assert reported == ["tagger", "embedder", "librarian", "clusterer", "alias_promoter"]
+    assert reported == [
+        "tagger", "embedder", "librarian", "clusterer", "alias_promoter", "search_stats",
+    ]  # fmt: skip
     return proc
 
 

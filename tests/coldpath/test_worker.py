@@ -345,4 +345,5 @@ def test_registry_lists_the_jobs_in_tick_order() -> None:
         "librarian",
         "clusterer",
         "alias_promoter",
+        "search_stats",
     ]

@@ -10,6 +10,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from agents_memory.store.lexemes import refresh_search_lexemes
 from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
 from agents_memory.store.search_terms import query_dates
 
@@ -42,23 +43,23 @@ _SAMPLED = SearchTuning(stats_rows=50, rare_rows=20)
 """A scope bigger than the sample, so the rare-word candidates are read through the index."""
 
 
+def _plan(conn: psycopg.Connection[Any], query: str, tuning: SearchTuning = _SAMPLED) -> str:
+    uid = conn.execute("SELECT user_id FROM users WHERE user_name = 'tester'").fetchone()
+    assert uid is not None
+    filters = SearchFilters(limit=5)
+    return explain_search(
+        conn, int(uid[0]), query=query, query_vector=None, filters=filters, tuning=tuning
+    )
+
+
 def _scans(
     conn: psycopg.Connection[Any], query: str, tuning: SearchTuning = _SAMPLED
 ) -> list[float | None]:
     """How many rows each of the search's scans through its own tsqueries returned, in plan
     order: the rows holding any rare word, those holding two, and (when the query has two words
     or more) those holding every word; ``None`` for a scan never executed."""
-    uid = conn.execute("SELECT user_id FROM users WHERE user_name = 'tester'").fetchone()
-    assert uid is not None
     conn.execute("SET enable_seqscan = off")  # a tiny table: choose between the indexes
-    plan = explain_search(
-        conn,
-        int(uid[0]),
-        query=query,
-        query_vector=None,
-        filters=SearchFilters(limit=5),
-        tuning=tuning,
-    )
+    plan = _plan(conn, query, tuning)
     nodes = re.split(r"\n(?=\s*->)", plan)
     scans = [n for n in nodes if re.search(r"on memory m_\d[\s\S]*fts @@ \(InitPlan", n)]
     assert len(scans) == 2 + (" " in query.strip()), plan
@@ -99,6 +100,57 @@ def test_a_word_common_in_the_table_is_not_read_as_rare(conn: psycopg.Connection
     result = run(conn, "zeppelin hangar", tuning=_SAMPLED, limit=5)
     assert set(ids[600:603]) <= {h.id for h in result.hits[:3]}
     assert _rare_scans(conn, "zeppelin hangar")[0] == 3  # not the 603 rows with "zeppelin"
+
+
+def test_the_common_words_are_looked_up_once_copied(conn: psycopg.Connection[Any]) -> None:
+    """Once the Cold Path copied ANALYZE's common words into ``search_lexemes`` a search looks
+    its words up there instead of reading the statistics; a copy is made again only when the
+    statistics changed."""
+    rows = [mem(f"zeppelin mooring drill {i}", age_days=30 + i / 100) for i in range(600)]
+    rows += [mem("zeppelin hangar inspection", age_days=40 + i) for i in range(3)]
+    rows += [mem(f"deploy log line {i}", age_days=0.1) for i in range(200)]
+    ids = add(conn, rows)
+    conn.execute("ANALYZE memory")
+    assert refresh_search_lexemes(conn) == len(_common_lexemes(conn))
+    assert refresh_search_lexemes(conn) is None  # the statistics did not change
+    assert 550 < _estimate(conn, "zeppelin") < 650
+    plan = _plan(conn, "zeppelin hangar")
+    assert re.search(r"Function Scan on memory_common_lexemes.*never executed", plan), plan
+    assert _rare_scans(conn, "zeppelin hangar")[0] == 3
+    result = run(conn, "zeppelin hangar", tuning=_SAMPLED, limit=5)
+    assert set(ids[600:603]) <= {h.id for h in result.hits[:3]}
+    # What the table says is what counts: a word it lists as common is not read as rare.
+    conn.execute("UPDATE search_lexemes SET est_rows = 5000 WHERE term = quote_literal('hangar')")
+    assert _rare_scans(conn, "zeppelin hangar")[0] == 0
+    add(conn, [mem(f"hangar door log {i}") for i in range(300)])
+    conn.execute("ANALYZE memory")
+    assert refresh_search_lexemes(conn) == len(_common_lexemes(conn))
+    assert 250 < _estimate(conn, "hangar") < 350
+    assert refresh_search_lexemes(conn, force=True) == len(_common_lexemes(conn))
+
+
+def test_the_statistics_keep_the_words_of_a_few_hundred_rows_in_a_million(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """The column's statistics target is raised so that ANALYZE's common elements reach down
+    to about as many rows as a rare word may hold in a million-row table."""
+    row = conn.execute(
+        "SELECT attstattarget FROM pg_attribute"
+        " WHERE attrelid = 'memory'::regclass AND attname = 'fts'"
+    ).fetchone()
+    assert row == (1000,)
+
+
+def _estimate(conn: psycopg.Connection[Any], word: str) -> float:
+    row = conn.execute(
+        "SELECT est_rows FROM search_lexemes WHERE term = quote_literal(%s)", (word,)
+    ).fetchone()
+    assert row is not None, word
+    return float(row[0])
+
+
+def _common_lexemes(conn: psycopg.Connection[Any]) -> list[Any]:
+    return conn.execute("SELECT DISTINCT lexeme FROM memory_common_lexemes(0)").fetchall()
 
 
 def test_rows_holding_two_rare_words_are_found_behind_newer_matches_of_one(

@@ -1,0 +1,59 @@
+"""The words ANALYZE found common in the whole table, kept where a search can look them up.
+
+A search in a scope bigger than its sample reads the rows of its rare words through the GIN
+index (:mod:`agents_memory.store.search_rank`). A word the sample (the newest rows) lacks is
+rare unless ANALYZE counted it among the most common elements of ``memory.fts``; reading those
+from ``pg_stats`` inside every search costs milliseconds, so the Cold Path copies them into
+``search_lexemes`` whenever they change (:func:`refresh_search_lexemes`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+STATS_KEY = "search.lexemes.stats"
+"""``meta``: a digest of the statistics the table was last copied from."""
+
+_DIGEST = (
+    "SELECT md5(s.most_common_elems::text || s.most_common_elem_freqs::text"
+    " || (SELECT reltuples FROM pg_class WHERE oid = 'memory'::regclass)::text)"
+    " FROM pg_stats s WHERE s.schemaname = current_schema() AND s.tablename = 'memory'"
+    " AND s.attname = 'fts'"
+)
+
+
+def copied_before(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the common words were ever copied into this database."""
+    return conn.execute("SELECT 1 FROM meta WHERE key = %s", (STATS_KEY,)).fetchone() is not None
+
+
+def analyze_memory(conn: psycopg.Connection[Any]) -> None:
+    """Count the table's statistics now (autovacuum does it after enough new rows; a database
+    upgraded to the raised statistics target needs it once)."""
+    conn.execute("ANALYZE memory")
+
+
+def refresh_search_lexemes(conn: psycopg.Connection[Any], *, force: bool = False) -> int | None:
+    """Copy the common lexemes from the table's statistics when they changed since the last
+    copy (or ``force``); returns how many were copied, ``None`` when nothing changed. The
+    caller commits."""
+    row = conn.execute(_DIGEST).fetchone()
+    digest = str(row[0]) if row and row[0] is not None else ""
+    kept = conn.execute("SELECT value FROM meta WHERE key = %s", (STATS_KEY,)).fetchone()
+    if not force and kept is not None and kept[0] == digest:
+        return None
+    conn.execute("LOCK TABLE search_lexemes IN EXCLUSIVE MODE")
+    conn.execute("DELETE FROM search_lexemes")
+    copied = conn.execute(
+        "INSERT INTO search_lexemes (term, est_rows)"
+        " SELECT quote_literal(c.lexeme), max(c.est_rows) FROM memory_common_lexemes(0) c"
+        " GROUP BY 1"
+    ).rowcount
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (%s, %s)"
+        " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
+        (STATS_KEY, digest),
+    )
+    return max(copied, 0)

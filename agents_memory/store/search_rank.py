@@ -292,7 +292,7 @@ def hybrid_statement(
         prefix = _TERMS.format(
             filters=where,
             stats_rows=sql.Literal(tuning.stats_rows),
-            rare_rows=sql.Literal(tuning.rare_rows),
+            rare_rows=sql.Literal(tuning.rare_rows if has_vec else tuning.rare_rows_lexical),
         )
         candidates = [
             _FTS_WINDOW.format(scan=scan),

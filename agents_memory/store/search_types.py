@@ -54,13 +54,19 @@ class SearchTuning:
     """Term-frequency saturation and length normalisation, both milder than the textbook 1.2
     and 0.75: on LoCoMo a longer turn is more often the one that answers, and a repeated word
     adds little."""
-    stats_rows: int = 2_000
+    stats_rows: int = 1_000
     """Term rarity (BM25's document frequencies) and the mean document length are counted over
-    the newest this many rows in scope: exact for a small pool, a sample for a big one."""
+    the newest this many rows in scope: exact for a small pool, a sample for a big one (2,000
+    until the common words were looked up: 1,000 is 3 ms faster at 10k-1M rows and finds as
+    much, bench/RESULTS.md)."""
     rare_rows: int = 300
     """In a scope bigger than the sample, full-text candidates are the sampled rows that match
     plus the newest matches of the words about this many rows or fewer hold, and the newest
     rows holding two of those words (GIN index)."""
+    rare_rows_lexical: int = 1_000
+    """``rare_rows`` for a search without the vector arm (no query vector, or no pgvector):
+    then the full-text arm alone has to reach old rows. At 1M rows, recall of the original
+    turns without vectors is 0.41 with 1,000 and 0.17 with 300; with vectors 300 is best."""
     fts_scan_rows: int = 1_000
     """The full-text arm scores at most this many newest rows matching a rare word (and as many
     holding two rare words, and as many matching every word), so a common word costs a bounded

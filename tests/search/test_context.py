@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import psycopg
 import pytest
 
@@ -14,7 +15,7 @@ from agents_memory.store.lexemes import refresh_search_lexemes
 from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
 from agents_memory.store.search_terms import query_dates
 
-from .helpers import NOW, add, mem, run
+from .helpers import NOW, add, mem, run, unit
 
 
 def test_a_rare_word_outweighs_a_common_one(conn: psycopg.Connection[Any]) -> None:
@@ -39,27 +40,35 @@ def test_common_words_add_score_but_not_candidates(conn: psycopg.Connection[Any]
     assert scores[0] > scores[1] > 0
 
 
-_SAMPLED = SearchTuning(stats_rows=50, rare_rows=20)
+_SAMPLED = SearchTuning(stats_rows=50, rare_rows=20, rare_rows_lexical=20)
 """A scope bigger than the sample, so the rare-word candidates are read through the index."""
 
 
-def _plan(conn: psycopg.Connection[Any], query: str, tuning: SearchTuning = _SAMPLED) -> str:
+def _plan(
+    conn: psycopg.Connection[Any],
+    query: str,
+    tuning: SearchTuning = _SAMPLED,
+    vector: np.ndarray[Any, Any] | None = None,
+) -> str:
     uid = conn.execute("SELECT user_id FROM users WHERE user_name = 'tester'").fetchone()
     assert uid is not None
     filters = SearchFilters(limit=5)
     return explain_search(
-        conn, int(uid[0]), query=query, query_vector=None, filters=filters, tuning=tuning
+        conn, int(uid[0]), query=query, query_vector=vector, filters=filters, tuning=tuning
     )
 
 
 def _scans(
-    conn: psycopg.Connection[Any], query: str, tuning: SearchTuning = _SAMPLED
+    conn: psycopg.Connection[Any],
+    query: str,
+    tuning: SearchTuning = _SAMPLED,
+    vector: np.ndarray[Any, Any] | None = None,
 ) -> list[float | None]:
     """How many rows each of the search's scans through its own tsqueries returned, in plan
     order: the rows holding any rare word, those holding two, and (when the query has two words
     or more) those holding every word; ``None`` for a scan never executed."""
     conn.execute("SET enable_seqscan = off")  # a tiny table: choose between the indexes
-    plan = _plan(conn, query, tuning)
+    plan = _plan(conn, query, tuning, vector)
     nodes = re.split(r"\n(?=\s*->)", plan)
     scans = [n for n in nodes if re.search(r"on memory m_\d[\s\S]*fts @@ \(InitPlan", n)]
     assert len(scans) == 2 + (" " in query.strip()), plan
@@ -127,6 +136,21 @@ def test_the_common_words_are_looked_up_once_copied(conn: psycopg.Connection[Any
     assert refresh_search_lexemes(conn) == len(_common_lexemes(conn))
     assert 250 < _estimate(conn, "hangar") < 350
     assert refresh_search_lexemes(conn, force=True) == len(_common_lexemes(conn))
+
+
+def test_without_vectors_the_full_text_arm_reaches_further_back(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """A word holding more rows than ``rare_rows`` is read through the GIN index only when the
+    search has no vector arm (``rare_rows_lexical``): then nothing else reaches old rows."""
+    rows = [mem(f"deploy log line {i}", age_days=0.1) for i in range(200)]
+    rows += [mem(f"zeppelin mooring drill {i}", age_days=30 + i) for i in range(60)]
+    add(conn, rows)
+    conn.execute("ANALYZE memory")
+    refresh_search_lexemes(conn)
+    tuning = replace(_SAMPLED, rare_rows_lexical=100)
+    assert _scans(conn, "zeppelin", tuning)[0] == 60
+    assert _scans(conn, "zeppelin", tuning, vector=unit((0, 1.0)))[0] == 0
 
 
 def test_the_statistics_keep_the_words_of_a_few_hundred_rows_in_a_million(

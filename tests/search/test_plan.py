@@ -16,7 +16,7 @@ from agents_memory.store.search import SearchFilters, SearchTuning, explain_sear
 from .helpers import NOW, add, mem, run, unit
 
 _HYBRID = "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE %s"
-_SAMPLED = SearchTuning(stats_rows=50, rare_rows=20)
+_SAMPLED = SearchTuning(stats_rows=50, rare_rows=20, rare_rows_lexical=20)
 """A scope bigger than the sample: the rare-word scans run as well."""
 
 

@@ -4,10 +4,10 @@
 -- sample (the newest rows) lacks is rare unless ANALYZE counted it among the most common
 -- elements. At the default statistics target those are the 1,000 most common lexemes: in a
 -- million rows, words of 300-2,000 rows were missing, read as rare, and each such word cost
--- a few thousand heap rows per search. Target 1000 keeps every lexeme above ~0.03 % of the
--- sample (ANALYZE samples 300,000 rows). Reading that many from pg_stats costs ~6 ms, so the
--- Cold Path copies them here after each ANALYZE (``memory_common_lexemes`` stays the
--- fallback while this table is empty).
+-- a few thousand heap rows per search. At target 1000 (ANALYZE samples 300,000 rows) the list
+-- reaches down to ~90 rows in a million (~4,900 lexemes). Reading that many from pg_stats
+-- costs ~6 ms, so the Cold Path's search_stats job copies them here whenever the statistics
+-- change (the search reads memory_common_lexemes() instead while this table is empty).
 ALTER TABLE memory ALTER COLUMN fts SET STATISTICS 1000;
 
 CREATE TABLE search_lexemes (

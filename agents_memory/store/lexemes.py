@@ -13,6 +13,8 @@ from typing import Any
 
 import psycopg
 
+from agents_memory.store import meta
+
 STATS_KEY = "search.lexemes.stats"
 """``meta``: a digest of the statistics the table was last copied from."""
 
@@ -26,7 +28,7 @@ _DIGEST = (
 
 def copied_before(conn: psycopg.Connection[Any]) -> bool:
     """Whether the common words were ever copied into this database."""
-    return conn.execute("SELECT 1 FROM meta WHERE key = %s", (STATS_KEY,)).fetchone() is not None
+    return meta.get(conn, STATS_KEY) is not None
 
 
 def analyze_memory(conn: psycopg.Connection[Any]) -> None:
@@ -41,8 +43,7 @@ def refresh_search_lexemes(conn: psycopg.Connection[Any], *, force: bool = False
     caller commits."""
     row = conn.execute(_DIGEST).fetchone()
     digest = str(row[0]) if row and row[0] is not None else ""
-    kept = conn.execute("SELECT value FROM meta WHERE key = %s", (STATS_KEY,)).fetchone()
-    if not force and kept is not None and kept[0] == digest:
+    if not force and meta.get(conn, STATS_KEY) == digest:
         return None
     conn.execute("LOCK TABLE search_lexemes IN EXCLUSIVE MODE")
     conn.execute("DELETE FROM search_lexemes")
@@ -51,9 +52,5 @@ def refresh_search_lexemes(conn: psycopg.Connection[Any], *, force: bool = False
         " SELECT quote_literal(c.lexeme), max(c.est_rows) FROM memory_common_lexemes(0) c"
         " GROUP BY 1"
     ).rowcount
-    conn.execute(
-        "INSERT INTO meta (key, value) VALUES (%s, %s)"
-        " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
-        (STATS_KEY, digest),
-    )
+    meta.put(conn, STATS_KEY, digest)
     return max(copied, 0)

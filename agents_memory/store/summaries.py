@@ -18,6 +18,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import class_row
 
+from agents_memory.store import meta
+
 PERIOD_ORIGIN = datetime(2001, 1, 1, tzinfo=UTC)  # a Monday: weekly periods start on Mondays
 _IDLE_KEY = "coldpath.clusterer.idle_at.{user_id}"
 NO_PROJECT = "(no project)"
@@ -152,19 +154,13 @@ def archive_older_than(
 
 def idle_since(conn: psycopg.Connection[Any], user_id: int) -> datetime | None:
     """When the clusterer last found nothing to summarise (``None``: it has work, or never ran)."""
-    row = conn.execute(
-        "SELECT value FROM meta WHERE key = %s", (_IDLE_KEY.format(user_id=user_id),)
-    ).fetchone()
-    return datetime.fromisoformat(str(row[0])) if row else None
+    value = meta.get(conn, _IDLE_KEY.format(user_id=user_id))
+    return datetime.fromisoformat(value) if value is not None else None
 
 
 def set_idle(conn: psycopg.Connection[Any], user_id: int, at: datetime | None) -> None:
     key = _IDLE_KEY.format(user_id=user_id)
     if at is None:
-        conn.execute("DELETE FROM meta WHERE key = %s", (key,))
+        meta.drop(conn, key)
     else:
-        conn.execute(
-            "INSERT INTO meta (key, value) VALUES (%s, %s)"
-            " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
-            (key, at.isoformat()),
-        )
+        meta.put(conn, key, at.isoformat())

@@ -12,7 +12,7 @@ import numpy as np
 import psycopg
 from psycopg.rows import class_row
 
-from agents_memory.store import vectors
+from agents_memory.store import meta, vectors
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,13 +137,9 @@ def frequent_dtags(
 
 def stamp(conn: psycopg.Connection[Any], key: str) -> datetime | None:
     """A moment kept in ``meta`` (a job's last run)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
-    return datetime.fromisoformat(str(row[0])) if row else None
+    value = meta.get(conn, key)
+    return datetime.fromisoformat(value) if value is not None else None
 
 
 def set_stamp(conn: psycopg.Connection[Any], key: str, at: datetime) -> None:
-    conn.execute(
-        "INSERT INTO meta (key, value) VALUES (%s, %s)"
-        " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
-        (key, at.isoformat()),
-    )
+    meta.put(conn, key, at.isoformat())

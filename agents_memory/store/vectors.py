@@ -16,6 +16,7 @@ import psycopg
 from psycopg import sql
 
 from agents_memory.errors import EmbeddingMismatchError
+from agents_memory.store import meta
 from agents_memory.store.passages import PREVIOUS_SQL, passage_text
 
 log = logging.getLogger(__name__)
@@ -108,11 +109,8 @@ def ensure_embedding_column(conn: psycopg.Connection[Any], model: str, dim: int)
 
 
 def _stamp(conn: psycopg.Connection[Any], model: str, dim: int) -> None:
-    conn.execute(
-        "INSERT INTO meta (key, value) VALUES (%s, %s), (%s, %s)"
-        " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
-        (META_MODEL, model, META_DIM, str(dim)),
-    )
+    meta.put(conn, META_MODEL, model)
+    meta.put(conn, META_DIM, str(dim))
 
 
 # --- reembed: a second column filled in batches, then one swap -------------------------------
@@ -123,10 +121,10 @@ NEW_COLUMN = "embedding_new"
 
 def reembed_target(conn: psycopg.Connection[Any]) -> tuple[str, int] | None:
     """The model and dimension an unfinished reembed is building, or ``None``."""
-    row = conn.execute("SELECT value FROM meta WHERE key = %s", (META_REEMBED,)).fetchone()
-    if row is None:
+    value = meta.get(conn, META_REEMBED)
+    if value is None:
         return None
-    model, _, dim = str(row[0]).rpartition("\t")
+    model, _, dim = value.rpartition("\t")
     return (model, int(dim)) if model and dim.isdigit() else None
 
 
@@ -157,11 +155,7 @@ def begin_reembed(conn: psycopg.Connection[Any], model: str, dim: int) -> bool:
             )
         )
         conn.execute("CREATE INDEX memory_reembed_todo ON memory (id) WHERE embedding_new IS NULL")
-        conn.execute(
-            "INSERT INTO meta (key, value) VALUES (%s, %s)"
-            " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
-            (META_REEMBED, f"{model}\t{dim}"),
-        )
+        meta.put(conn, META_REEMBED, f"{model}\t{dim}")
     return False
 
 
@@ -238,7 +232,7 @@ def finish_reembed(conn: psycopg.Connection[Any], model: str, dim: int) -> int:
         conn.execute("ALTER TABLE memory RENAME COLUMN embedding_new TO embedding")
         conn.execute("ALTER INDEX memory_reembed_todo RENAME TO memory_unembedded")
         conn.execute("ALTER INDEX memory_embedding_new_hnsw RENAME TO memory_embedding_hnsw")
-        conn.execute("DELETE FROM meta WHERE key = %s", (META_REEMBED,))
+        meta.drop(conn, META_REEMBED)
         _stamp(conn, model, dim)
         row = conn.execute("SELECT count(*) FROM memory WHERE embedding IS NULL").fetchone()
     return int(row[0]) if row else 0

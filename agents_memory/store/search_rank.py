@@ -16,7 +16,8 @@ scores. Then:
 * the **vector arm** walks the HNSW index as before;
 * the rows in play are both arms' candidates plus the session neighbours (``neighbour_span``
   turns either side) of the best of them. Each is scored by both arms and the scores are fused
-  convexly after normalisation (BM25 / max, cosine min-max), then a turn gains a share of its
+  convexly after normalisation (BM25 over the greater of the best row's and a floor the
+  query's words set, cosine min-max), then a turn gains a share of its
   best neighbour's score and of its session's best scores (an answer often shares no word with
   the question it answers), a bonus when it falls on a date the query names, and finally the
   recency prior and the pinned boost multiply it.
@@ -41,7 +42,9 @@ _TF = "ts_rank_cd('{{{{1,1,1,1}}}}'::float4[], {row}.fts, {term}.q, 0)::float8"
 # match any term and ``wp`` each (row, term) match with the term's frequency in the row, which
 # give the document frequencies and the BM25 of those rows in one pass. ``tq``: each distinct
 # normalised term with its BM25 idf and estimated frequency in the whole table (the planner's
-# row count scales the sample's); ``qs``: the rare words' tsquery and the weights. A word the
+# row count scales the sample's); ``qs``: the rare words' tsquery, the weights and the floor
+# of the BM25 normalisation (``SearchTuning.lexical_floor`` times the BM25 of an average row
+# holding once each query word the sample holds). A word the
 # sample lacks may still be common in the table (topics cluster in time), and its matches would
 # all be read: ``mce`` (read only for a sampled scope) are the query's words ANALYZE found
 # common, looked up in the copy the Cold Path keeps (``store/lexemes.py``), or read from the
@@ -86,6 +89,7 @@ _TERMS = sql.SQL(
     "   FROM rp a JOIN rp b ON a.ord < b.ord)::tsquery END AS rare2,"
     "  wn.n >= {stats_rows} AS sampled,"
     "  CASE WHEN EXISTS (SELECT 1 FROM tq) THEN %(w_lex)s::float8 ELSE 0 END AS w_lex,"
+    "  %(lex_floor)s * coalesce((SELECT sum(tq.idf) FROM tq WHERE tq.est > 0), 0) AS lex_floor,"
     "  wn.avgdl FROM wn),"
 )
 
@@ -189,7 +193,7 @@ _FUSE = sql.SQL(
     " norm AS MATERIALIZED ("
     "  SELECT p.id, p.agent_platform, p.session_id, p.message_at, p.is_pinned, p.cos,"
     "   coalesce(l.bm25, 0) AS bm25,"
-    "   {w_lex} * coalesce(l.bm25 / nullif(max(l.bm25) OVER (), 0), 0)"
+    "   {w_lex} * coalesce(l.bm25 / nullif(greatest(max(l.bm25) OVER (), {lex_floor}), 0), 0)"
     "   + {w_vec} * coalesce((p.cos - min(p.cos) OVER ())"
     "    / nullif(max(p.cos) OVER () - min(p.cos) OVER (), 0),"
     "    CASE WHEN p.cos IS NULL THEN 0 ELSE 1 END) AS fused"
@@ -288,6 +292,7 @@ def hybrid_statement(
     fts_arm: sql.Composable = _NO_FTS_ARM
     lex: sql.Composable = _NO_LEX
     w_lex: sql.Composable = sql.SQL("0::float8")
+    lex_floor: sql.Composable = sql.SQL("0::float8")
     if lexical:
         prefix = _TERMS.format(
             filters=where,
@@ -313,10 +318,12 @@ def hybrid_statement(
         )
         lex = _LEX
         w_lex = sql.SQL("(SELECT qs.w_lex FROM qs)")
+        lex_floor = sql.SQL("(SELECT qs.lex_floor FROM qs)")
         params.update(
             terms=list(terms.terms),
             any=terms.tsquery,
             w_lex=tuning.lexical_weight if has_vec else 1.0,
+            lex_floor=tuning.lexical_floor,
             k1=tuning.bm25_k1,
             b=tuning.bm25_b,
         )
@@ -351,6 +358,7 @@ def hybrid_statement(
         + _FUSE.format(
             lex=lex,
             w_lex=w_lex,
+            lex_floor=lex_floor,
             w_vec=w_vec,
             cosine=cosine,
             session=_SESSION,

@@ -76,9 +76,17 @@ class SearchTuning:
     ``fts_scan_rows``, newest first) when its rarest word is estimated to hold at most this many
     rows in the table; common words together are left to the sampled rows."""
     lexical_weight: float = 0.45
-    """Fusion: ``w * bm25 / max bm25 + (1 - w) * min-max normalised cosine`` over the rows in
-    play (both arms' candidates and their neighbours). A little below one half since a row's
-    vector carries the end of the turn before it (:mod:`agents_memory.store.passages`)."""
+    """Fusion: ``w * bm25 / max(max bm25, floor) + (1 - w) * min-max normalised cosine`` over
+    the rows in play (both arms' candidates and their neighbours; the floor is
+    ``lexical_floor``'s). A little below one half since a row's vector carries the end of the
+    turn before it (:mod:`agents_memory.store.passages`)."""
+    lexical_floor: float = 0.5
+    """The BM25 scores are divided by the greater of the best row's and this share of the BM25
+    an average-length row would get for holding once each query word found in scope, so when
+    the best full-text match holds only a minor part of the query (one common word of a long
+    question), full text counts less against the vector arm; 0 divides by the best row's alone.
+    LoCoMo EvRec@10: 0.7791 with 0, 0.7795 / 0.7808 / 0.7797 / 0.7755 with 0.4 / 0.5 / 0.6 /
+    0.7 (chosen there, bench/RESULTS.md); searches at 100k and 1M rows find the same."""
     neighbour_weight: float = 0.5
     """A turn gains this share of the best fused score among its session neighbours (an answer
     is often found through the question before it)."""

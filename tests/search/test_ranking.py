@@ -99,6 +99,48 @@ def test_a_row_found_by_both_arms_ranks_above_rows_found_by_one(
     assert {h.why.arms for h in result.hits[1:]} == {("fulltext",), ("vector",)}
 
 
+def test_a_match_on_a_minor_part_of_the_query_counts_less_than_the_vector_arm(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """Each message holds one of the query's four words: none covers the question, so the
+    best of them is not a full-text score of 1 against the nearest vector's 1."""
+    one_word, nearest, *_ = add(
+        conn,
+        [
+            mem("staging is slow"),
+            mem("changed the credentials of the db last week"),  # no word of the query
+            mem("rotate the tyres of the car before the winter trip"),
+            mem("password manager for the whole family at home"),
+            mem("database of old recipes from grandma"),
+        ],
+        [near(0, 0.3, 1), near(0, 0.9, 2), near(0, 0.1, 3), near(0, 0.1, 4), near(0, 0.1, 5)],
+    )
+    query, vector = "rotate the staging database password", unit((0, 1.0))
+    result = run(conn, query, vector)
+    assert result.hits[0].id == nearest
+    assert result.hits[0].why.arms == ("vector",)
+    hit = next(h for h in result.hits if h.id == one_word)
+    lexical_part = (hit.why.fused_score or 0) - 0.55 * (0.3 - 0.1) / (0.9 - 0.1)
+    assert 0 < lexical_part < 0.45 * 0.7  # well below the full-text arm's whole weight
+    # normalised by the best row alone, the one-word match would lead
+    plain = run(conn, query, vector, tuning=SearchTuning(lexical_floor=0.0))
+    assert [h.id for h in plain.hits[:2]] == [one_word, nearest]
+
+
+def test_a_match_on_every_word_keeps_the_whole_full_text_weight(
+    conn: psycopg.Connection[Any],
+) -> None:
+    whole, *_ = add(
+        conn,
+        [mem("rotate the staging database password"), mem("staging"), mem("unrelated")],
+        [near(0, 0.2, 1), near(0, 0.9, 2), near(0, 0.1, 3)],
+    )
+    result = run(conn, "rotate the staging database password", unit((0, 1.0)))
+    hit = next(h for h in result.hits if h.id == whole)
+    lexical_part = (hit.why.fused_score or 0) - 0.55 * (0.2 - 0.1) / (0.9 - 0.1)
+    assert lexical_part == pytest.approx(0.45, abs=0.01)
+
+
 def test_recency_prior_orders_ties_newest_first(conn: psycopg.Connection[Any]) -> None:
     old, new, middle = add(
         conn,

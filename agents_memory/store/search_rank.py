@@ -17,10 +17,10 @@ scores. Then:
 * the rows in play are both arms' candidates plus the session neighbours (``neighbour_span``
   turns either side) of the best of them. Each is scored by both arms and the scores are fused
   convexly after normalisation (BM25 over the greater of the best row's and a floor the
-  query's words set, cosine min-max), then a turn gains a share of its
-  best neighbour's score and of its session's best scores (an answer often shares no word with
-  the question it answers), a bonus when it falls on a date the query names, and finally the
-  recency prior and the pinned boost multiply it.
+  query's words set, cosine min-max), then a turn gains a share of its best neighbour's score
+  and of its session's best scores (an answer often shares no word with the question it
+  answers), a bonus when it falls on a date the query names, and finally the recency prior
+  and the pinned boost multiply it.
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ _TF = "ts_rank_cd('{{{{1,1,1,1}}}}'::float4[], {row}.fts, {term}.q, 0)::float8"
 # normalised term with its BM25 idf and estimated frequency in the whole table (the planner's
 # row count scales the sample's); ``qs``: the rare words' tsquery, the weights and the floor
 # of the BM25 normalisation (``SearchTuning.lexical_floor`` times the BM25 of an average row
-# holding once each query word the sample holds). A word the
-# sample lacks may still be common in the table (topics cluster in time), and its matches would
-# all be read: ``mce`` (read only for a sampled scope) are the query's words ANALYZE found
-# common, looked up in the copy the Cold Path keeps (``store/lexemes.py``), or read from the
-# statistics while there is no copy; ``te`` takes the greater estimate. ``rq``: the rare terms,
-# whose tsqueries (any one, ``rare``; any two, ``rare2``, of the rarest eight: at most 28
-# pairs for a long query) the candidates are read with.
+# holding once each query word the sample holds). A word the sample lacks may still be common
+# in the table (topics cluster in time), and its matches would all be read: ``mce`` (read only
+# for a sampled scope) are the query's words ANALYZE found common, looked up in the copy the
+# Cold Path keeps (``store/lexemes.py``), or read from the statistics while there is no copy;
+# ``te`` takes the greater estimate. ``rq``: the rare terms, whose tsqueries (any one,
+# ``rare``; any two, ``rare2``, of the rarest eight: at most 28 pairs for a long query) the
+# candidates are read with.
 _TERMS = sql.SQL(
     "t AS MATERIALIZED ("
     " SELECT DISTINCT ON (querytree(x.q)) x.q, x.ord FROM ("

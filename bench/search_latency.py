@@ -39,7 +39,7 @@ from pgvector.psycopg import register_vector
 from agents_memory.config import load_settings
 from agents_memory.embeddings import create_embedder
 from agents_memory.store import migrate
-from agents_memory.store.lexemes import refresh_search_lexemes
+from agents_memory.store.lexemes import analyze_memory, refresh_search_lexemes
 from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
 from bench import common, embed_cache, locomo_data, replay, search_scale
 
@@ -184,7 +184,7 @@ def _copy_statistics(db: common.BenchDB, name: str) -> None:
     with psycopg.connect(db.url(name), autocommit=True) as conn:
         if migrate.migrate(conn):
             started = time.perf_counter()
-            conn.execute("ANALYZE memory")
+            analyze_memory(conn)
             print(f"  {name}: migrated, ANALYZE {time.perf_counter() - started:.1f} s", flush=True)
         with conn.transaction():
             copied = refresh_search_lexemes(conn, force=True)

@@ -119,7 +119,7 @@ def _measure(
 
 def _brief_build(settings: Settings, runs: int) -> tuple[object, ...]:
     """The brief builder alone, in process, on a warm connection (SPEC §8: < 100 ms)."""
-    from agents_memory.server.brief import BriefRequest, build_brief
+    from agents_memory.recall.brief import BriefRequest, build_brief
     from agents_memory.store import database
     from agents_memory.store.memories import ensure_user
 

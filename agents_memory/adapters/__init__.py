@@ -30,6 +30,7 @@ __all__ = [
     "all_adapters",
     "get_adapter",
     "names",
+    "platform_for_client",
 ]
 
 # platform name -> "module:Class"; modules are imported lazily so the hook path stays light.
@@ -60,3 +61,16 @@ def all_adapters(enabled: tuple[str, ...] = ()) -> list[Adapter]:
     """Every registered adapter, or only those named in ``enabled`` (validated)."""
     chosen = enabled or tuple(_FACTORIES)
     return [get_adapter(name) for name in chosen]
+
+
+def platform_for_client(client_name: str | None) -> str | None:
+    """The platform an MCP client's self-reported ``clientInfo.name`` belongs to (the first
+    adapter whose :attr:`~Adapter.mcp_client_names` fragment it contains). Names no adapter
+    claims pass through lower-cased, so clients without transcripts keep their own identity."""
+    if not client_name:
+        return None
+    lowered = client_name.strip().lower()
+    for adapter in all_adapters():
+        if any(fragment in lowered for fragment in adapter.mcp_client_names):
+            return adapter.name
+    return lowered

@@ -69,6 +69,7 @@ _MODEL_SELECTION = re.compile(r"`?Model Selection`?.*?\bto\s+(.+?)\.?\s*$", re.M
 class AntigravityAdapter(Adapter):
     name = PLATFORM
     binaries = ("agy", "antigravity")
+    mcp_client_names = ("antigravity",)
 
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".gemini" / "antigravity-cli", home / ".gemini" / "config"]

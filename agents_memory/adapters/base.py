@@ -20,6 +20,7 @@ Stable ids: the same turn parsed twice, from any offset, in any later read, yiel
 
 from __future__ import annotations
 
+import json
 import shlex
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -208,6 +209,24 @@ class Adapter(ABC):
 
     binaries: tuple[str, ...] = ()
     """Executables whose presence on ``PATH`` means the client is installed."""
+
+    mcp_client_names: tuple[str, ...] = ()
+    """Lower-case fragments of the MCP ``clientInfo.name`` this client reports (``codex`` for
+    ``codex-mcp-client``): how the MCP server knows which captured client is calling."""
+
+    brief_limit: int = 6000
+    """Characters of injected context this client accepts: the session-start brief is cut to
+    fit it."""
+
+    def hook_output(self, brief: str) -> str:
+        """What the session-start hook prints for ``brief`` (empty: print nothing). Default:
+        the ``hookSpecificOutput`` JSON envelope Claude Code, Codex and Gemini CLI read."""
+        if not brief:
+            return ""
+        payload = {
+            "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief}
+        }
+        return json.dumps(payload, ensure_ascii=False)
 
     @abstractmethod
     def roots(self, home: Path) -> list[Path]:

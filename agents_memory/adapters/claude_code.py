@@ -352,6 +352,8 @@ class ClaudeCodeAdapter(Adapter):
 
     name = PLATFORM
     binaries = ("claude",)
+    mcp_client_names = ("claude-code",)
+    brief_limit = 9500
 
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".claude", home / ".claude.json"]

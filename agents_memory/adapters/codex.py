@@ -308,6 +308,8 @@ class CodexAdapter(Adapter):
 
     name = PLATFORM
     binaries = ("codex",)
+    mcp_client_names = ("codex",)
+    brief_limit = 8000
 
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".codex"]

@@ -75,6 +75,8 @@ _FIRST_LINE_LIMIT = 1 << 16
 class GeminiCliAdapter(Adapter):
     name = PLATFORM
     binaries = ("gemini",)
+    mcp_client_names = ("gemini",)
+    brief_limit = 8000
 
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".gemini" / "settings.json", home / ".gemini" / "tmp"]

@@ -64,6 +64,7 @@ _NEWLINE = ord("\n")
 class GrokAdapter(Adapter):
     name = PLATFORM
     binaries = ("grok",)
+    mcp_client_names = ("grok",)
 
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".grok"]

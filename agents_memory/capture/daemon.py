@@ -16,10 +16,10 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import psycopg
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -28,12 +28,11 @@ from watchdog.observers.api import BaseObserver
 
 from agents_memory.adapters.base import Adapter
 from agents_memory.capture import tailer
-from agents_memory.capture.brief_server import BriefServer
 from agents_memory.capture.discovery import Catalog
-from agents_memory.capture.gitinfo import git_info
 from agents_memory.capture.pipeline import FileOutcome, Ingestor
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError
+from agents_memory.gitinfo import git_info
 from agents_memory.store import cursors as cursor_store
 from agents_memory.store import database
 from agents_memory.store.memories import ensure_user
@@ -47,9 +46,19 @@ one streamed response can pause between its blocks (a long tool call being gener
 group closed too early would be re-keyed by its later blocks alone. Its turns are stored at
 once either way; only the cursor waits."""
 BACKOFF_MAX_SEC = 30.0
-CONTEXT_REFRESH_SEC = 300.0
-"""How often the brief in Grok's and Antigravity's managed context files is rewritten."""
-CONTEXT_BRIEF_CHARS = 4000
+
+
+class Companion(Protocol):
+    """Work hosted in the daemon's process beside capture, handed in by the entry point (the
+    brief socket and the context-file refresh of :mod:`agents_memory.recall`): started once the
+    database is open, ticked on every pass of the loop, closed at shutdown. A companion never
+    raises: it logs and carries on, because capture must not stop for it."""
+
+    def start(self, stop: threading.Event) -> None: ...
+
+    def tick(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(slots=True)
@@ -87,12 +96,11 @@ class CaptureDaemon:
         *,
         poll_only: bool = False,
         nudge_socket: Path | None = None,
-        brief_socket: Path | None = None,
+        companions: Sequence[Companion] = (),
     ) -> None:
         self.settings = settings
         self.nudge_socket = nudge_socket
-        self.brief_socket = brief_socket
-        self._brief_server: BriefServer | None = None
+        self.companions = tuple(companions)
         self.catalog = catalog
         self.poll_only = poll_only
         self.stats = DaemonStats()
@@ -109,7 +117,6 @@ class CaptureDaemon:
         self._last_seen: dict[Path, tuple[int, int, int]] = {}
         self._nudge_sock: socket.socket | None = None
         self._next_rescan = 0.0
-        self._next_context_refresh = 0.0
         self._root_paths: list[Path] = [root for root, _a in catalog.roots()]
 
     # --- control --------------------------------------------------------------------------
@@ -136,9 +143,8 @@ class CaptureDaemon:
         self._connect()
         self._start_watching()
         self._start_nudge_listener()
-        if self.brief_socket is not None:
-            server = BriefServer(self.settings, self.brief_socket, self._stop)
-            self._brief_server = server if server.start() else None
+        for companion in self.companions:
+            companion.start(self._stop)
         self._next_rescan = 0.0
         debounce = self.settings.capture_debounce_ms / 1000
         try:
@@ -147,9 +153,8 @@ class CaptureDaemon:
                 if now >= self._next_rescan:
                     self._rescan()
                     self._next_rescan = time.monotonic() + self.settings.capture_rescan_sec
-                if now >= self._next_context_refresh:
-                    self._refresh_context_files()
-                    self._next_context_refresh = time.monotonic() + CONTEXT_REFRESH_SEC
+                for companion in self.companions:
+                    companion.tick()
                 for path in self._due(time.monotonic(), debounce):
                     if self._stop.is_set():
                         break
@@ -289,36 +294,6 @@ class CaptureDaemon:
             return {}
         return {c.path: c for c in found}
 
-    def _refresh_context_files(self) -> None:
-        """Keep the brief fresh in the managed blocks of clients that cannot run a
-        session-start hook (Grok, Antigravity). Never fatal."""
-        from agents_memory.hooks.installer import refresh_context_blocks
-        from agents_memory.server.brief import BriefRequest, build_brief
-
-        try:
-            conn, ingestor = self._connection()
-            brief = build_brief(
-                conn,
-                self.settings,
-                ingestor.user_id,
-                BriefRequest(
-                    platform=None,
-                    model=None,
-                    device=self.settings.device_name,
-                    mode="compact",
-                    max_chars=CONTEXT_BRIEF_CHARS,
-                    same_agent_only=False,
-                ),
-            )
-            conn.rollback()
-            changed = refresh_context_blocks(self.catalog.home, brief)
-        except (psycopg.Error, AgentsMemoryError, OSError) as exc:
-            log.warning("could not refresh the context files' brief: %s", exc)
-            self._drop_connection()
-            return
-        for path in changed:
-            log.info("refreshed the memory brief in %s", path)
-
     # --- processing -----------------------------------------------------------------------
     def _process(
         self, path: Path, *, final: bool, adapter: Adapter | None = None
@@ -393,8 +368,8 @@ class CaptureDaemon:
         self._conn = None
 
     def _shutdown(self) -> None:
-        if self._brief_server is not None:
-            self._brief_server.close()
+        for companion in self.companions:
+            companion.close()
         if self._nudge_sock is not None:
             self._nudge_sock.close()
             if self.nudge_socket is not None:

@@ -20,11 +20,11 @@ import psycopg
 
 from agents_memory.adapters._jsonl import iter_lines
 from agents_memory.adapters.base import Adapter, ParseResult, ReadMode, Turn
+from agents_memory.admission.filters import ExcludeMatcher, is_brief_echo, strip_private
+from agents_memory.admission.redact import redact
 from agents_memory.capture import tailer
-from agents_memory.capture.filters import ExcludeMatcher, is_brief_echo, strip_private
-from agents_memory.capture.gitinfo import git_info
-from agents_memory.capture.redact import redact
 from agents_memory.config import Settings
+from agents_memory.gitinfo import git_info
 from agents_memory.store import cursors as cursor_store
 from agents_memory.store.cursors import Cursor
 from agents_memory.store.memories import InsertCounts, NewMemory, insert_memories

@@ -29,13 +29,14 @@ from typing import Any
 import numpy as np
 
 from agents_memory.coldpath import prompts
-from agents_memory.coldpath.base import Job, JobContext, JobReport
+from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.dtag_promoter import promote_dtags
 from agents_memory.coldpath.text import jaccard, name_similarity
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
 from agents_memory.store import tag_signals as signals
 from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
+from agents_memory.store.coldqueue import JobReport
 from agents_memory.store.tag_signals import RootTagStats, SampleRow
 from agents_memory.store.tag_suggestions import AliasVerdict
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 
 from agents_memory.config import Settings
+from agents_memory.store.coldqueue import JobReport
 
 if TYPE_CHECKING:
     from agents_memory.embeddings import Embedder
@@ -64,22 +65,6 @@ class JobContext:
     progress: Callable[[str, int, int], None] | None = None
     """``(job, done, total)`` after each batch while draining (``total`` 0 = unknown); the
     worker shows a progress bar on a terminal."""
-
-
-@dataclass(slots=True)
-class JobReport:
-    name: str
-    processed: int = 0
-    failed: int = 0
-    skipped: int = 0
-    llm_calls: int = 0
-    heuristic: int = 0
-    """Rows handled by the deterministic fallback instead of the LLM."""
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def did_work(self) -> bool:
-        return bool(self.processed or self.failed)
 
 
 class Job(ABC):

@@ -16,10 +16,11 @@ import logging
 from datetime import timedelta
 
 from agents_memory.coldpath import prompts
-from agents_memory.coldpath.base import Job, JobContext, JobReport
+from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.text import Turn, extractive_summary
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
 from agents_memory.store import summaries as store
+from agents_memory.store.coldqueue import JobReport
 from agents_memory.store.summaries import PeriodGroup, SummaryTurn
 from agents_memory.store.tags import list_project_tags
 

@@ -17,12 +17,13 @@ from datetime import timedelta
 from typing import Any
 
 from agents_memory.coldpath import prompts
-from agents_memory.coldpath.base import JobContext, JobReport
+from agents_memory.coldpath.base import JobContext
 from agents_memory.coldpath.text import normalize_tag
 from agents_memory.coldpath.units import unit_of_work
 from agents_memory.store import tag_signals as signals
 from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
+from agents_memory.store.coldqueue import JobReport
 
 
 def promote_dtags(ctx: JobContext, report: JobReport) -> None:

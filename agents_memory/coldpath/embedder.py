@@ -17,10 +17,11 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agents_memory.coldpath.base import Job, JobContext, JobReport
+from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.config import Settings
 from agents_memory.errors import EmbeddingMismatchError
 from agents_memory.store import coldqueue, vectors
+from agents_memory.store.coldqueue import JobReport
 
 if TYPE_CHECKING:
     from agents_memory.embeddings import Embedder

@@ -18,11 +18,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from agents_memory.coldpath import prompts
-from agents_memory.coldpath.base import Job, JobContext, JobReport
+from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.text import dominant_script
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
 from agents_memory.config import Settings
 from agents_memory.store import librarian as state_store
+from agents_memory.store.coldqueue import JobReport
 from agents_memory.store.knowledge import ProfileField, get_profiles, set_profile
 from agents_memory.store.librarian import UserTurn
 

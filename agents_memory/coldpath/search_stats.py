@@ -10,9 +10,10 @@ to the raised statistics target (migration 0007) would otherwise wait for autova
 
 from __future__ import annotations
 
-from agents_memory.coldpath.base import Job, JobContext, JobReport
+from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.units import unit_of_work
 from agents_memory.store import lexemes
+from agents_memory.store.coldqueue import JobReport
 
 
 class SearchStatsJob(Job):

@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg import pq
 
-from agents_memory.coldpath.base import LLM, Job, JobContext, JobReport
+from agents_memory.coldpath.base import LLM, Job, JobContext
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError, DatabaseError
 from agents_memory.store import coldqueue, database
+from agents_memory.store.coldqueue import JobReport
 from agents_memory.store.memories import ensure_user
 
 if TYPE_CHECKING:

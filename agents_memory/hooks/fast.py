@@ -42,7 +42,8 @@ def arm_deadline(budget_ms: int) -> float:
 
 
 def ask_daemon(path: str, request: bytes, deadline: float) -> str | None:
-    """The brief from the capture daemon's socket, or ``None`` if it cannot answer in time."""
+    """The hook's output from the capture daemon's socket, or ``None`` if it cannot answer
+    in time."""
     remaining = deadline - time.monotonic() - 0.05
     if remaining <= 0:
         return None
@@ -71,16 +72,15 @@ def ask_daemon(path: str, request: bytes, deadline: float) -> str | None:
 def session_start(platform: str, deadline: float) -> None:
     import json
 
-    from agents_memory.hooks.session_start import build_direct, parse_event, render
+    from agents_memory.hooks.session_start import build_direct, parse_event
     from agents_memory.paths import brief_socket_path
 
     stdin_text = sys.stdin.read() if not sys.stdin.isatty() else ""
     event = parse_event(stdin_text)
     request = json.dumps({"platform": platform, "event": event}).encode()
-    brief = ask_daemon(str(brief_socket_path()), request, deadline)
-    if brief is None:
-        brief = build_direct(platform, event)
-    output = render(brief)
+    output = ask_daemon(str(brief_socket_path()), request, deadline)
+    if output is None:
+        output = build_direct(platform, event)
     if output:
         sys.stdout.write(output + "\n")
         sys.stdout.flush()

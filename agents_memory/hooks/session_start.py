@@ -8,30 +8,13 @@ Two ways to the brief, fastest first:
 
 1. ask the running capture daemon over its Unix socket (it has the database connection and the
    modules loaded, so the hook process needs nothing but the standard library);
-2. build it here: settings, a database connection, the brief builder.
+2. build it here: settings, a database connection, :mod:`agents_memory.recall.session`.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import psycopg
-
-    from agents_memory.config import Settings
-
-# What each client accepts as injected context (characters).
-CLIENT_LIMITS = {"claude-code": 9500, "codex-cli": 8000, "gemini-cli": 8000}
-DEFAULT_LIMIT = 6000
-
-
-def render(brief: str) -> str:
-    """The hook's stdout: the JSON envelope every injecting client reads."""
-    if not brief:
-        return ""
-    payload = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief}}
-    return json.dumps(payload, ensure_ascii=False)
+from typing import Any
 
 
 def parse_event(stdin_text: str) -> dict[str, Any]:
@@ -43,43 +26,10 @@ def parse_event(stdin_text: str) -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
-def _text(event: dict[str, Any], key: str) -> str | None:
-    value = event.get(key)
-    return value if isinstance(value, str) and value else None
-
-
-def brief_for(
-    conn: psycopg.Connection[Any],
-    settings: Settings,
-    user_id: int,
-    platform: str,
-    event: dict[str, Any],
-) -> str:
-    """The brief for a session described by the client's hook ``event``."""
-    from agents_memory.server.brief import BriefRequest, build_brief
-    from agents_memory.store.knowledge import latest_model
-
-    model = _text(event, "model") or latest_model(
-        conn, user_id, platform, _text(event, "session_id")
-    )
-    return build_brief(
-        conn,
-        settings,
-        user_id,
-        BriefRequest(
-            platform=platform,
-            model=model,
-            device=settings.device_name,
-            cwd=_text(event, "cwd"),
-            mode="full",
-            max_chars=CLIENT_LIMITS.get(platform, DEFAULT_LIMIT),
-        ),
-    )
-
-
 def build_direct(platform: str, event: dict[str, Any]) -> str:
-    """Path 2: load settings, connect (never start a server), build the brief."""
+    """Path 2: load settings, connect (never start a server), render the hook's output."""
     from agents_memory.config import load_settings
+    from agents_memory.recall.session import hook_output
     from agents_memory.store import database
     from agents_memory.store.memories import ensure_user
 
@@ -90,6 +40,6 @@ def build_direct(platform: str, event: dict[str, Any]) -> str:
         db, connect_timeout=timeout, statement_timeout_ms=settings.hook_timeout_ms
     ) as conn:
         user_id = ensure_user(conn, settings.user_name)
-        brief = brief_for(conn, settings, user_id, platform, event)
+        output = hook_output(conn, settings, user_id, platform, event)
         conn.rollback()
-    return brief
+    return output

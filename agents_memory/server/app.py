@@ -15,11 +15,12 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
+from agents_memory.adapters import platform_for_client
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError
+from agents_memory.recall.brief import BriefRequest, build_brief
 from agents_memory.server import knowledge_tools, search_tool
-from agents_memory.server.brief import BriefRequest, build_brief
-from agents_memory.server.state import ServerState, open_state, platform_from_client
+from agents_memory.server.state import ServerState, open_state
 from agents_memory.store.knowledge import latest_model
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ def _client_platform(ctx: ServerContext) -> str | None:
     except (AttributeError, ValueError):
         return None
     info = getattr(params, "client_info", None)
-    return platform_from_client(getattr(info, "name", None))
+    return platform_for_client(getattr(info, "name", None))
 
 
 def _state(ctx: ServerContext) -> ServerState:
@@ -262,7 +263,7 @@ def _register(server: MCPServer[Any]) -> None:
     ) -> knowledge_tools.SaveResult:
         """Only for clients whose conversations are NOT captured automatically (Claude
         Code, Codex, Gemini CLI, Grok and Antigravity are): store one conversation turn."""
-        platform = platform_from_client(agent_platform) or _client_platform(ctx)
+        platform = platform_for_client(agent_platform) or _client_platform(ctx)
         return knowledge_tools.save_message(
             _state(ctx),
             role=role,

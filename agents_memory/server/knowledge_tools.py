@@ -13,10 +13,10 @@ import psycopg
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
-from agents_memory.capture.filters import strip_private
-from agents_memory.capture.gitinfo import git_info
-from agents_memory.capture.redact import redact
+from agents_memory.admission.filters import strip_private
+from agents_memory.admission.redact import redact
 from agents_memory.errors import AgentsMemoryError
+from agents_memory.gitinfo import git_info
 from agents_memory.server.state import ServerState
 from agents_memory.store import knowledge
 from agents_memory.store.memories import NewMemory, insert_memories

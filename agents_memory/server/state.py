@@ -22,27 +22,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# MCP clientInfo.name -> our platform names (the adapters' names where a client has one).
-_CLIENT_NAMES: tuple[tuple[str, str], ...] = (
-    ("claude-code", "claude-code"),
-    ("codex", "codex-cli"),
-    ("gemini", "gemini-cli"),
-    ("antigravity", "antigravity"),
-    ("grok", "grok"),
-)
-
-
-def platform_from_client(name: str | None) -> str | None:
-    """Map an MCP client's self-reported name to a platform name (unknown names pass
-    through, lower-cased, so clients without transcripts keep their own identity)."""
-    if not name:
-        return None
-    lowered = name.strip().lower()
-    for needle, platform in _CLIENT_NAMES:
-        if needle in lowered:
-            return platform
-    return lowered
-
 
 @dataclass(slots=True)
 class ServerState:

@@ -17,14 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 
 from agents_memory.store.passages import PREVIOUS_SQL, passage_text
-
-if TYPE_CHECKING:
-    from agents_memory.coldpath.base import JobReport
 
 # "coldpath" as a 64-bit integer; every process of the product uses the same key.
 COLDPATH_LOCK_KEY = 0x636F6C6470617468
@@ -203,6 +200,24 @@ class JobRun:
     """The last run that processed or failed a row."""
     total_processed: int = 0
     total_failed: int = 0
+
+
+@dataclass(slots=True)
+class JobReport:
+    """What one run of a Cold Path job did (recorded in ``coldpath_runs``)."""
+
+    name: str
+    processed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    llm_calls: int = 0
+    heuristic: int = 0
+    """Rows handled by the deterministic fallback instead of the LLM."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def did_work(self) -> bool:
+        return bool(self.processed or self.failed)
 
 
 def record_run(

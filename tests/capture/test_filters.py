@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents_memory.capture.filters import ExcludeMatcher, is_brief_echo, strip_private
-from agents_memory.markers import BRIEF_MARKER
+from agents_memory.admission.echo import BRIEF_MARKER
+from agents_memory.admission.filters import ExcludeMatcher, is_brief_echo, strip_private
 
 # --- strip_private ------------------------------------------------------------------------------
 

@@ -11,11 +11,11 @@ import psycopg
 import pytest
 
 from agents_memory.adapters import all_adapters, get_adapter
+from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
 from agents_memory.capture.pipeline import Ingestor
 from agents_memory.config import Settings
-from agents_memory.markers import BRIEF_MARKER
 from agents_memory.store import cursors, database
 from agents_memory.store.memories import ensure_user
 from tests.capture.transcripts import (

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents_memory.capture.redact import KINDS, PLACEHOLDER_PREFIX, redact, scan
+from agents_memory.admission.redact import KINDS, PLACEHOLDER_PREFIX, redact, scan
 
 AN = string.ascii_letters + string.digits
 AN_ = AN + "_-"

@@ -126,7 +126,7 @@ def job_context(
 
 
 def cli_env(db_url: str, tmp_path: Path, embed_url: str, **extra: str) -> dict[str, str]:
-    """Environment for ``python -m agents_memory.coldpath_cli`` against the test database,
+    """Environment for ``python -m agents_memory.cli.coldpath`` against the test database,
     embedding through the fake OpenAI-compatible server (384 dims, the stamped model)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DB_", "LLM_", "COLD_"))}
     env.update(
@@ -149,7 +149,7 @@ def cli_env(db_url: str, tmp_path: Path, embed_url: str, **extra: str) -> dict[s
 
 def spawn(args: Sequence[str], env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "agents_memory.coldpath_cli", *args],
+        [sys.executable, "-m", "agents_memory.cli.coldpath", *args],
         env=env,
         cwd=REPO,
         stdout=subprocess.PIPE,

@@ -30,7 +30,7 @@ from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
 from agents_memory.coldpath.text import keyword_tags, normalize_tags
 from agents_memory.config import Settings
-from agents_memory.hooks.session_start import brief_for
+from agents_memory.recall.session import brief_for
 from agents_memory.store.knowledge import get_profiles, set_profile
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 from agents_memory.store.search import search_memories

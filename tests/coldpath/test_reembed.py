@@ -12,9 +12,9 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
+from agents_memory.cli.coldpath import reembed
 from agents_memory.coldpath.embedder import EmbedderJob
 from agents_memory.coldpath.reembed import run_reembed
-from agents_memory.coldpath_cli import reembed
 from agents_memory.config import Settings
 from agents_memory.embeddings import create_embedder
 from agents_memory.store import vectors

@@ -8,14 +8,14 @@ from typing import Any
 
 import psycopg
 
-from agents_memory.capture.gitinfo import git_info
+from agents_memory.cli.tags import confirm_new_tag
 from agents_memory.coldpath.tagger import TaggerJob
 from agents_memory.coldpath.text import keyword_tags
 from agents_memory.config import Settings
+from agents_memory.gitinfo import git_info
 from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
 from agents_memory.store.knowledge import update_memory_text
-from agents_memory.tags_cli import confirm_new_tag
 
 from .jobkit import (
     ScriptedLLM,

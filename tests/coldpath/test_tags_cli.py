@@ -9,10 +9,10 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
+from agents_memory.cli.tags import tags
 from agents_memory.coldpath.alias_promoter import AliasPromoterJob
 from agents_memory.coldpath.tagger import TaggerJob
 from agents_memory.config import Settings
-from agents_memory.tags_cli import tags
 
 from .jobkit import add, context, make_tag, row
 

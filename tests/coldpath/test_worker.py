@@ -15,12 +15,13 @@ import psycopg
 import pytest
 
 from agents_memory.coldpath import registry
-from agents_memory.coldpath.base import Job, JobContext, JobReport
+from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.embedder import EmbedderJob
 from agents_memory.coldpath.status import coldpath_status
 from agents_memory.coldpath.worker import ColdPathBusy, ColdPathWorker
 from agents_memory.config import Settings
 from agents_memory.store import coldqueue, database
+from agents_memory.store.coldqueue import JobReport
 from agents_memory.store.usage import record_usage, utc_today
 from tests.coldpath.embedding_helpers import (
     ScriptedEmbedder,
@@ -227,7 +228,7 @@ def test_once_drains_a_backlog_of_200_rows_and_prints_the_throughput(
 def spawn_args() -> list[str]:
     import sys
 
-    return [sys.executable, "-m", "agents_memory.coldpath_cli"]
+    return [sys.executable, "-m", "agents_memory.cli.coldpath"]
 
 
 def test_sigterm_mid_batch_finishes_the_batch_and_exits_0(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agents_memory.markers import BRIEF_MARKER
+from agents_memory.admission.echo import BRIEF_MARKER
 from tests.e2e.fake_model import text_of
 from tests.e2e.scenario import SEED_TEXT, SEED_WORD, Outcome
 

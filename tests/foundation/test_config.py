@@ -145,7 +145,8 @@ def test_bad_value_in_the_user_env_file_names_the_file(tmp_path: Path) -> None:
 def test_every_command_has_help(script: str, tmp_path: Path) -> None:
     import click
 
-    from agents_memory import capture_cli, cli
+    from agents_memory.cli import capture as capture_cli
+    from agents_memory.cli import memory as cli
 
     group = cli.cli if script == "mcp-agents-memory" else capture_cli.cli
     commands = [[]] + [[name] for name in group.commands]

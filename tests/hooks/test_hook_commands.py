@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agents_memory.markers import BRIEF_MARKER
+from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 
 BIN = Path(sys.executable).parent

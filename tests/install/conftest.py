@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agents_memory.adapters.base import Commands
-from agents_memory.hooks.installer import Installer
+from agents_memory.install.installer import Installer
 
 CLAUDE_SETTINGS = """\
 {

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from agents_memory.capture_cli import cli
-from agents_memory.hooks import services
+from agents_memory.cli.capture import cli
+from agents_memory.install import services
 from tests.install.conftest import fake_systemctl, load, seed_home
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agents_memory.hooks import codex_trust
-from agents_memory.hooks.edits import render_install
-from agents_memory.hooks.installer import installed_entries
+from agents_memory.install import codex_trust
+from agents_memory.install.edits import render_install
+from agents_memory.install.installer import installed_entries
 from tests.install.conftest import CODEX_CONFIG, fake_codex, seed_home
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from agents_memory.adapters.base import BLOCK_BEGIN, BLOCK_END, Commands, is_our_hook_command
-from agents_memory.hooks.fileio import BACKUP_TAG
-from agents_memory.hooks.installer import installed_entries, refresh_context_blocks
+from agents_memory.install.fileio import BACKUP_TAG
+from agents_memory.install.installer import installed_entries, refresh_context_blocks
 from tests.install.conftest import CODEX_CONFIG, GROK_CONFIG, load, seed_home
 
 ALL = ("claude-code", "codex-cli", "gemini-cli", "grok", "antigravity")

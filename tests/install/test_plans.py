@@ -8,8 +8,8 @@ import pytest
 
 from agents_memory.adapters import get_adapter, names
 from agents_memory.adapters.base import Commands, is_our_hook_command
-from agents_memory.hooks.edits import Record, render_install, render_uninstall
-from agents_memory.hooks.fileio import read_text, write_atomic
+from agents_memory.install.edits import Record, render_install, render_uninstall
+from agents_memory.install.fileio import read_text, write_atomic
 from tests.install.conftest import load, seed_home
 
 

@@ -9,8 +9,8 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
+from agents_memory.cli.search import search
 from agents_memory.config import Settings
-from agents_memory.search_cli import search
 
 from .helpers import add, mem
 

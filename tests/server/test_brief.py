@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.config import Settings
-from agents_memory.markers import BRIEF_MARKER
-from agents_memory.server.brief import BriefRequest, Section, build_brief, fit
+from agents_memory.recall.brief import BriefRequest, Section, build_brief, fit
 from agents_memory.store.knowledge import set_profile
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 

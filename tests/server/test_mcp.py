@@ -13,10 +13,11 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
+from agents_memory.adapters import platform_for_client
+from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.config import Settings
-from agents_memory.markers import BRIEF_MARKER
 from agents_memory.server.app import create_server
-from agents_memory.server.state import ServerState, platform_from_client
+from agents_memory.server.state import ServerState
 from agents_memory.store.memories import NewMemory, insert_memories
 
 
@@ -252,11 +253,11 @@ def test_save_message_refuses_captured_clients_and_stores_others(
 
 
 def test_client_names_map_to_platforms() -> None:
-    assert platform_from_client("claude-code") == "claude-code"
-    assert platform_from_client("codex-mcp-client") == "codex-cli"
-    assert platform_from_client("gemini-cli-mcp-client") == "gemini-cli"
-    assert platform_from_client("Cursor") == "cursor"
-    assert platform_from_client(None) is None
+    assert platform_for_client("claude-code") == "claude-code"
+    assert platform_for_client("codex-mcp-client") == "codex-cli"
+    assert platform_for_client("gemini-cli-mcp-client") == "gemini-cli"
+    assert platform_for_client("Cursor") == "cursor"
+    assert platform_for_client(None) is None
 
 
 def test_stdio_server_answers_a_real_client(

@@ -5,7 +5,7 @@ from typing import Any
 import psycopg
 
 from agents_memory.config import Settings
-from agents_memory.doctor import run_doctor
+from agents_memory.ops.doctor import run_doctor
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 
 SECRET = "sk-ant-api03-" + "Zx9" * 30 + "AA"

@@ -71,7 +71,7 @@ def test_without_pgvector_the_store_works_full_text_only(
                 "SELECT count(*) FROM memory WHERE fts @@ to_tsquery('agents_memory', 'work')"
             ).fetchone()
             assert hit == (1,)
-        from agents_memory.doctor import run_doctor
+        from agents_memory.ops.doctor import run_doctor
 
         report = run_doctor(settings)
         assert not report.healthy

@@ -2,7 +2,7 @@
 
 Hook invocations (``hook session-start``, ``hook flush``) go straight to the standard-library
 fast path, which arms their deadline before anything heavy is imported; everything else,
-``--help`` included, goes to the click CLI in :mod:`agents_memory.capture_cli`.
+``--help`` included, goes to the click CLI in :mod:`agents_memory.cli.capture`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ def main() -> None:
 
     if wants_fast_path(sys.argv[1:]):
         run(sys.argv[2:])  # never returns
-    from agents_memory.capture_cli import main as cli_main
+    from agents_memory.cli.capture import main as cli_main
 
     cli_main()
 

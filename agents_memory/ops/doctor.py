@@ -28,7 +28,7 @@ def run_doctor(settings: Settings, *, scan_secrets: bool = False) -> DatabaseHea
             if health.schema_version >= health.schema_latest:
                 _coldpath(conn, settings, health)
             if scan_secrets:
-                from agents_memory.capture.redact import scan
+                from agents_memory.admission.redact import scan
 
                 health.secret_scan = scan_messages(conn, scan)
                 if health.secret_scan.kinds:

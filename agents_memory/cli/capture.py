@@ -15,7 +15,7 @@ import click
 
 from agents_memory import __version__
 from agents_memory.adapters import names as adapter_names
-from agents_memory.cli_common import configure_logging, debug_option, run_main, settings_from
+from agents_memory.cli.common import configure_logging, debug_option, run_main, settings_from
 from agents_memory.config import (
     Settings,
     brief_socket_path,
@@ -69,19 +69,25 @@ def run(ctx: click.Context, poll: bool) -> None:
     Watches every enabled client's transcript folders and stores each new user/assistant turn
     exactly once. SIGTERM or Ctrl-C finishes the current file and exits cleanly.
     """
-    from agents_memory.capture.daemon import CaptureDaemon, PidFile
+    from agents_memory.capture.daemon import CaptureDaemon, Companion, PidFile
+    from agents_memory.recall.context_files import ContextFiles
+    from agents_memory.recall.socket_server import BriefServer
 
     settings = settings_from(ctx)
     catalog = _catalog(settings)
     lock = PidFile(pid_file())
     first = lock.acquire()
-    # Only the first daemon listens for flush nudges; a second one still captures safely.
+    # Only the first daemon listens for flush nudges and serves briefs; a second one still
+    # captures safely.
+    companions: list[Companion] = [ContextFiles(settings, catalog.home)]
+    if first:
+        companions.append(BriefServer(settings, brief_socket_path()))
     daemon = CaptureDaemon(
         settings,
         catalog,
         poll_only=poll,
         nudge_socket=capture_socket_path() if first else None,
-        brief_socket=brief_socket_path() if first else None,
+        companions=companions,
     )
 
     def _stop(signum: int, _frame: FrameType | None) -> None:
@@ -116,7 +122,7 @@ def backfill(
 ) -> None:
     """Import existing history from every client's transcripts (safe while the daemon runs)."""
     from agents_memory.capture.backfill import backfill as run_backfill
-    from agents_memory.capture_views import backfill_progress, print_backfill
+    from agents_memory.cli.views import backfill_progress, print_backfill
 
     settings = settings_from(ctx)
     catalog = _catalog(settings, platforms)
@@ -151,8 +157,8 @@ def vars_of(obj: object) -> dict[str, object]:
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Show per client: transcripts, rows, last capture, lag, errors; and the daemon's state."""
-    from agents_memory.capture.status import capture_status
-    from agents_memory.capture_views import print_status
+    from agents_memory.cli.views import print_status
+    from agents_memory.ops.status import capture_status
 
     settings = settings_from(ctx)
     catalog = _catalog(settings)
@@ -195,7 +201,7 @@ def install(ctx: click.Context, platforms: tuple[str, ...], dry_run: bool, yes: 
     (or how to run the daemon without systemd). Every edited file is backed up first; running
     it again changes nothing.
     """
-    from agents_memory.hooks.console import run_command
+    from agents_memory.cli.install import run_command
 
     run_command(ctx, "install", platforms, dry_run=dry_run, yes=yes)
 
@@ -210,7 +216,7 @@ def uninstall(ctx: click.Context, platforms: tuple[str, ...], dry_run: bool, yes
     Without --platform it also stops and removes the systemd user units. Your other settings,
     hooks and MCP servers are left as they are.
     """
-    from agents_memory.hooks.console import run_command
+    from agents_memory.cli.install import run_command
 
     run_command(ctx, "uninstall", platforms, dry_run=dry_run, yes=yes)
 

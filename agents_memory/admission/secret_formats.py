@@ -1,4 +1,4 @@
-"""The secret-format catalogue behind :mod:`agents_memory.capture.redact`.
+"""The secret-format catalogue behind :mod:`agents_memory.admission.redact`.
 
 Each rule: a regex for one provider's format (or a family), the kind name(s) it reports, the
 trigger substrings that make the cheap screen enable it, and an optional check on the match.

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agents_memory.capture.backfill import BackfillReport
-from agents_memory.capture.status import CaptureStatus
+from agents_memory.ops.status import CaptureStatus
 
 
 @contextmanager

@@ -18,7 +18,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents_memory.hooks.edits import ConfigFileError, Record
+from agents_memory.install.edits import ConfigFileError, Record
 
 BACKUP_TAG = ".bak-mcp-agents-memory-"
 MANIFEST_NAME = "install-manifest.json"

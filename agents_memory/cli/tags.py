@@ -13,7 +13,7 @@ from typing import Any
 import click
 import psycopg
 
-from agents_memory.cli_common import debug_option, settings_from
+from agents_memory.cli.common import debug_option, settings_from
 from agents_memory.config import Settings
 from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store

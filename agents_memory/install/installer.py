@@ -1,11 +1,11 @@
 """``memory-capture install`` / ``uninstall``: apply the adapters' plans, and the systemd units.
 
 One function applies every plan (:meth:`Installer.run`): it renders each file edit against the
-file's current text (:mod:`agents_memory.hooks.edits`), shows diffs for ``--dry-run``, and
-otherwise backs up and writes (:mod:`agents_memory.hooks.fileio`). A client whose config file
+file's current text (:mod:`agents_memory.install.edits`), shows diffs for ``--dry-run``, and
+otherwise backs up and writes (:mod:`agents_memory.install.fileio`). A client whose config file
 is malformed is skipped with a one-line error; the others proceed. Then the follow-ups: Codex
-hook trust (:mod:`agents_memory.hooks.codex_trust`) and the user units
-(:mod:`agents_memory.hooks.services`).
+hook trust (:mod:`agents_memory.install.codex_trust`) and the user units
+(:mod:`agents_memory.install.services`).
 
 Everything that reaches outside the home directory is injected: the ``systemctl`` runner, the
 Codex hook lister, the PATH lookup used to detect clients.
@@ -34,8 +34,8 @@ from agents_memory.adapters.base import (
     TextBlock,
 )
 from agents_memory.errors import AgentsMemoryError
-from agents_memory.hooks import codex_trust, services
-from agents_memory.hooks.edits import (
+from agents_memory.install import codex_trust, services
+from agents_memory.install.edits import (
     ConfigFileError,
     Record,
     present_entries,
@@ -43,7 +43,7 @@ from agents_memory.hooks.edits import (
     render_install,
     render_uninstall,
 )
-from agents_memory.hooks.fileio import Backups, Manifest, read_text, write_atomic
+from agents_memory.install.fileio import Backups, Manifest, read_text, write_atomic
 
 log = logging.getLogger(__name__)
 

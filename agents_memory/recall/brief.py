@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 import psycopg
 
-from agents_memory.capture.gitinfo import git_info
+from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.config import Settings
-from agents_memory.markers import BRIEF_MARKER
+from agents_memory.gitinfo import git_info
 from agents_memory.store import briefdata
 from agents_memory.store.briefdata import BriefTurn
 from agents_memory.store.knowledge import get_profiles

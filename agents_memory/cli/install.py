@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 
 from agents_memory.config import Settings, user_state_dir
-from agents_memory.hooks import codex_trust, services
-from agents_memory.hooks.installer import Action, Change, Installer, Report, resolve_commands
+from agents_memory.install import codex_trust, services
+from agents_memory.install.installer import Action, Change, Installer, Report, resolve_commands
 
 
 def build_installer(settings: Settings) -> Installer:
@@ -83,7 +83,7 @@ def run_command(
     factory: Callable[[Settings], Installer] = build_installer,
 ) -> None:
     """What the two click commands do."""
-    from agents_memory.cli_common import settings_from
+    from agents_memory.cli.common import settings_from
 
     installer = factory(settings_from(ctx))
     if action == "install" and not platforms and not installer.detect():

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import numpy as np
 
-from agents_memory.cli_common import debug_option, settings_from
+from agents_memory.cli.common import debug_option, settings_from
 from agents_memory.config import Settings
 from agents_memory.daterange import ACCEPTED_FORMS, DateRange, parse_date_range
 from agents_memory.store.search import (

@@ -1,6 +1,6 @@
 """``mcp-agents-memory coldpath`` and ``mcp-agents-memory reembed``.
 
-Registered on the main group by ``cli.py``; ``python -m agents_memory.coldpath_cli`` runs the two
+Registered on the main group by ``cli.py``; ``python -m agents_memory.cli.coldpath`` runs the two
 on their own (tests start the worker that way).
 """
 
@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from agents_memory.cli_common import configure_logging, debug_option, run_main, settings_from
+from agents_memory.cli.common import configure_logging, debug_option, run_main, settings_from
 from agents_memory.coldpath.registry import job_names
 from agents_memory.config import Settings, load_settings
 
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from agents_memory.coldpath.base import JobReport
+    from agents_memory.store.coldqueue import JobReport
     from agents_memory.store.database import Database
 
 log = logging.getLogger(__name__)

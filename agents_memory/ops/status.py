@@ -52,7 +52,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
     )
     for adapter in catalog.adapters:
         status.platforms[adapter.name] = PlatformStatus()
-    from agents_memory.hooks.installer import installed_entries
+    from agents_memory.install.installer import installed_entries
 
     status.installed = installed_entries(catalog.home)
     on_disk: dict[str, int] = {}

@@ -2,8 +2,9 @@
 stream socket (mode 0600), so the hook process needs no database driver and no settings.
 
 One request per connection: a JSON line ``{"platform": P, "event": {…client hook JSON…}}``;
-the answer is ``ok\\n<brief>`` or ``err\\n``. Served one at a time on a dedicated database
-connection; a failure answers ``err`` and the hook builds the brief itself.
+the answer is ``ok\\n<what the hook prints>`` (the brief in the client's envelope) or
+``err\\n``. Served one at a time on a dedicated database connection; a failure answers ``err``
+and the hook builds the brief itself.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import psycopg
 from agents_memory.adapters import names
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError
+from agents_memory.recall.session import hook_output
 from agents_memory.store import database
 from agents_memory.store.memories import ensure_user
 
@@ -30,15 +32,18 @@ REQUEST_LIMIT = 256 * 1024
 
 
 class BriefServer:
-    def __init__(self, settings: Settings, path: Path, stop: threading.Event) -> None:
+    """A companion of the capture daemon (:class:`agents_memory.capture.daemon.Companion`)."""
+
+    def __init__(self, settings: Settings, path: Path) -> None:
         self.settings = settings
         self.path = path
-        self.stop = stop
+        self.stop = threading.Event()
         self._sock: socket.socket | None = None
         self._conn: psycopg.Connection[Any] | None = None
         self._user_id: int | None = None
 
-    def start(self) -> bool:
+    def start(self, stop: threading.Event) -> None:
+        self.stop = stop
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.unlink(missing_ok=True)
@@ -49,10 +54,12 @@ class BriefServer:
             sock.settimeout(0.5)
         except OSError as exc:
             log.warning("cannot serve briefs on %s: %s", self.path, exc)
-            return False
+            return
         self._sock = sock
         threading.Thread(target=self._serve, daemon=True, name="briefs").start()
-        return True
+
+    def tick(self) -> None:
+        """Nothing to do on the daemon's loop: requests are served by their own thread."""
 
     def close(self) -> None:
         if self._sock is not None:
@@ -92,8 +99,6 @@ class BriefServer:
         return b"ok\n" + brief.encode("utf-8")
 
     def _brief(self, platform: str, event: dict[str, Any]) -> str:
-        from agents_memory.hooks.session_start import brief_for
-
         if self._conn is None or self._conn.closed or self._user_id is None:
             db = database.locate_database(self.settings, start=False)
             self._conn = database.connect(
@@ -102,7 +107,7 @@ class BriefServer:
             self._user_id = ensure_user(self._conn, self.settings.user_name)
             self._conn.commit()
         try:
-            return brief_for(self._conn, self.settings, self._user_id, platform, event)
+            return hook_output(self._conn, self.settings, self._user_id, platform, event)
         finally:
             self._conn.rollback()
 

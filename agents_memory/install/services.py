@@ -1,6 +1,6 @@
 """systemd user units for the capture daemon and the Cold Path.
 
-The unit templates ship in the package (``hooks/units/``); install fills in the absolute paths
+The unit templates ship in the package (``install/units/``); install fills in the absolute paths
 of the console scripts, writes them to ``~/.config/systemd/user/`` as ordinary plan edits, then
 asks ``systemctl --user`` to reload and start them. Where there is no usable user systemd
 (containers, macOS, no login session) it says how to run the daemon instead and never fails.
@@ -29,7 +29,7 @@ def unit_dir(home: Path) -> Path:
 
 
 def template(name: str) -> str:
-    return resources.files("agents_memory.hooks").joinpath("units", name).read_text("utf-8")
+    return resources.files("agents_memory.install").joinpath("units", name).read_text("utf-8")
 
 
 def _quote(path: Path) -> str:

@@ -8,7 +8,7 @@ import sys
 import click
 
 from agents_memory import __version__
-from agents_memory.cli_common import (
+from agents_memory.cli.common import (
     configure_logging,
     debug_option,
     human_bytes,
@@ -112,7 +112,7 @@ def doctor(ctx: click.Context, as_json: bool, secrets: bool) -> None:
 
     Exits 1 with a one-line hint per problem when something is wrong.
     """
-    from agents_memory.doctor import run_doctor
+    from agents_memory.ops.doctor import run_doctor
 
     settings: Settings = settings_from(ctx)
     report = run_doctor(settings, scan_secrets=secrets)
@@ -216,9 +216,9 @@ def _print_health(report: object) -> None:
 
 
 def _register_commands() -> None:
-    from agents_memory.coldpath_cli import coldpath, reembed
-    from agents_memory.search_cli import search
-    from agents_memory.tags_cli import tags
+    from agents_memory.cli.coldpath import coldpath, reembed
+    from agents_memory.cli.search import search
+    from agents_memory.cli.tags import tags
 
     for command in (search, tags, coldpath, reembed):
         cli.add_command(command)

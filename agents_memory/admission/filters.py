@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Final
 
-from agents_memory.markers import BRIEF_MARKER
+from agents_memory.admission.echo import BRIEF_MARKER
 
 # A span runs to its closing tag or, when the tag is never closed, to the end of the text:
 # dropping too much is safer than leaking what the user asked us not to keep.

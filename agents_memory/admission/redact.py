@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from agents_memory.capture.secret_formats import PLACEHOLDER_PREFIX
-from agents_memory.capture.secret_formats import RULES as _RULES
-from agents_memory.capture.secret_formats import Rule as _Rule
-from agents_memory.capture.secret_formats import is_placeholder as _is_placeholder
-from agents_memory.capture.secret_formats import looks_random as _looks_random
+from agents_memory.admission.secret_formats import PLACEHOLDER_PREFIX
+from agents_memory.admission.secret_formats import RULES as _RULES
+from agents_memory.admission.secret_formats import Rule as _Rule
+from agents_memory.admission.secret_formats import is_placeholder as _is_placeholder
+from agents_memory.admission.secret_formats import looks_random as _looks_random
 
 _TOKEN_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 _NAME_CHARS: Final = _TOKEN_CHARS | {"."}

@@ -44,3 +44,12 @@ class EmbeddingUnavailableError(AgentsMemoryError):
 
 class AdapterError(AgentsMemoryError):
     pass
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-empty line of ``str(exc)``, else the exception's class name: how an error
+    is shown in one line (CLI, logs, status)."""
+    for line in str(exc).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(exc).__name__

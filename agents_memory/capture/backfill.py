@@ -27,10 +27,8 @@ from agents_memory.capture.discovery import Catalog
 from agents_memory.capture.pipeline import FileOutcome, Ingestor, RegionRead
 from agents_memory.config import Settings
 from agents_memory.store import cursors as cursor_store
-from agents_memory.store import database
 from agents_memory.store.cursors import Cursor
-from agents_memory.store.memories import ensure_user
-from agents_memory.store.vectors import vector_status
+from agents_memory.store.entry import open_user_connection
 
 
 @dataclass(slots=True)
@@ -84,15 +82,15 @@ def backfill(
 ) -> BackfillReport:
     """Read every transcript (modified since ``since``) to its end."""
     files = sorted(catalog.transcripts(since), key=lambda item: _mtime(item[0]))
-    db = database.open_database(settings)
     report = BackfillReport()
     started = time.perf_counter()
-    with database.connect(db) as conn:
-        user_id = ensure_user(conn, settings.user_name)
-        has_vector = vector_status(conn).enabled
+    with open_user_connection(settings, prepare=True) as opened:
+        conn = opened.conn
         cursors = {c.path: c for c in cursor_store.list_cursors(conn, settings.device_name)}
         conn.commit()
-        ingestor = Ingestor(settings, user_id=user_id, has_vector=has_vector, home=catalog.home)
+        ingestor = Ingestor(
+            settings, user_id=opened.user_id, has_vector=opened.has_vector, home=catalog.home
+        )
         with cursor_store.deferred_flush(conn), _ReadAhead(ingestor, files, cursors) as ahead:
             for done, (path, adapter) in enumerate(files, start=1):
                 try:

@@ -31,12 +31,11 @@ from agents_memory.capture import tailer
 from agents_memory.capture.discovery import Catalog
 from agents_memory.capture.pipeline import FileOutcome, Ingestor
 from agents_memory.config import Settings
-from agents_memory.errors import AgentsMemoryError
+from agents_memory.errors import AgentsMemoryError, first_line
 from agents_memory.gitinfo import git_info
 from agents_memory.store import cursors as cursor_store
 from agents_memory.store import database
-from agents_memory.store.memories import ensure_user
-from agents_memory.store.vectors import vector_status
+from agents_memory.store.entry import open_user_connection
 
 log = logging.getLogger(__name__)
 
@@ -329,7 +328,7 @@ class CaptureDaemon:
         self.stats.db_failures += 1
         log.warning(
             "database unavailable (%s); keeping the cursor of %s and retrying in %.1f s",
-            str(exc).strip().splitlines()[0] if str(exc).strip() else exc,
+            first_line(exc),
             path,
             self._backoff,
         )
@@ -347,18 +346,13 @@ class CaptureDaemon:
 
     def _connect(self) -> None:
         # Locate again: an embedded server that stopped is started again here.
-        self._db = database.locate_database(self.settings)
-        conn = database.connect(self._db, connect_timeout=5)
-        try:
-            user_id = ensure_user(conn, self.settings.user_name)
-            has_vector = vector_status(conn).enabled
-            conn.commit()
-        except BaseException:
-            conn.close()
-            raise
-        self._conn = conn
+        opened = open_user_connection(self.settings, connect_timeout=5)
+        self._db, self._conn = opened.db, opened.conn
         self._ingestor = Ingestor(
-            self.settings, user_id=user_id, has_vector=has_vector, home=self.catalog.home
+            self.settings,
+            user_id=opened.user_id,
+            has_vector=opened.has_vector,
+            home=self.catalog.home,
         )
 
     def _drop_connection(self) -> None:

@@ -14,7 +14,6 @@ import click
 import psycopg
 
 from agents_memory.cli.common import debug_option, settings_from
-from agents_memory.config import Settings
 from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
 from agents_memory.store.tag_suggestions import AliasSuggestion, NewTagSuggestion
@@ -27,14 +26,10 @@ def tags() -> None:
 
 
 def _open(ctx: click.Context) -> tuple[psycopg.Connection[Any], int]:
-    from agents_memory.store import database
-    from agents_memory.store.memories import ensure_user
+    from agents_memory.store.entry import open_user_connection
 
-    settings: Settings = settings_from(ctx)
-    db = database.open_database(settings)
-    conn = database.connect(db)
-    user_id = ensure_user(conn, settings.user_name)
-    return conn, user_id
+    opened = open_user_connection(settings_from(ctx), prepare=True)
+    return opened.conn, opened.user_id
 
 
 @tags.command("list")

@@ -30,16 +30,15 @@ def build_direct(platform: str, event: dict[str, Any]) -> str:
     """Path 2: load settings, connect (never start a server), render the hook's output."""
     from agents_memory.config import load_settings
     from agents_memory.recall.session import hook_output
-    from agents_memory.store import database
-    from agents_memory.store.memories import ensure_user
+    from agents_memory.store.entry import open_user_connection
 
     settings = load_settings()
-    db = database.locate_database(settings, start=False)
-    timeout = max(1.0, settings.hook_timeout_ms / 1000)
-    with database.connect(
-        db, connect_timeout=timeout, statement_timeout_ms=settings.hook_timeout_ms
-    ) as conn:
-        user_id = ensure_user(conn, settings.user_name)
-        output = hook_output(conn, settings, user_id, platform, event)
-        conn.rollback()
+    with open_user_connection(
+        settings,
+        start=False,
+        connect_timeout=max(1.0, settings.hook_timeout_ms / 1000),
+        statement_timeout_ms=settings.hook_timeout_ms,
+    ) as opened:
+        output = hook_output(opened.conn, settings, opened.user_id, platform, event)
+        opened.conn.rollback()
     return output

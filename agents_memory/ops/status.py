@@ -14,6 +14,7 @@ from agents_memory.capture.discovery import Catalog
 from agents_memory.config import Settings
 from agents_memory.store import cursors as cursor_store
 from agents_memory.store import database
+from agents_memory.store.health import rows_per_platform
 
 
 @dataclass(slots=True)
@@ -70,12 +71,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
             from agents_memory.coldpath.status import coldpath_status
 
             status.coldpath = coldpath_status(conn, settings).as_dict()
-            rows = dict(
-                conn.execute(
-                    "SELECT agent_platform, count(*) FROM memory WHERE device_name = %s GROUP BY 1",
-                    (settings.device_name,),
-                ).fetchall()
-            )
+            rows = rows_per_platform(conn, settings.device_name)
     except Exception as exc:  # status must explain, not crash
         status.problems.append(f"database: {exc}")
         return status

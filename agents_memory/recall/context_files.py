@@ -17,8 +17,7 @@ from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.install.installer import refresh_context_blocks
 from agents_memory.recall.brief import BriefRequest, build_brief
-from agents_memory.store import database
-from agents_memory.store.memories import ensure_user
+from agents_memory.store.entry import open_user_connection
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +82,6 @@ class ContextFiles:
 
     def _connection(self) -> tuple[psycopg.Connection[Any], int]:
         if self._conn is None or self._conn.closed or self._user_id is None:
-            db = database.locate_database(self.settings)
-            self._conn = database.connect(db, connect_timeout=5)
-            self._user_id = ensure_user(self._conn, self.settings.user_name)
-            self._conn.commit()
+            opened = open_user_connection(self.settings, connect_timeout=5)
+            self._conn, self._user_id = opened.conn, opened.user_id
         return self._conn, self._user_id

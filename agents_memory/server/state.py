@@ -14,8 +14,7 @@ from agents_memory.adapters import names as adapter_names
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError, EmbeddingMismatchError
 from agents_memory.store import database
-from agents_memory.store.memories import ensure_user
-from agents_memory.store.vectors import vector_status
+from agents_memory.store.entry import owner_and_vectors
 
 if TYPE_CHECKING:
     from agents_memory.embeddings import Embedder
@@ -72,8 +71,8 @@ def open_state(settings: Settings) -> ServerState:
         db = database.open_database(settings)
     pool = database.create_pool(db, settings)
     with pool.connection() as conn:
-        user_id = ensure_user(conn, settings.user_name)
-        has_vector = vector_status(conn).enabled and mismatch is None
+        user_id, vectors_ok = owner_and_vectors(conn, settings)
+    has_vector = vectors_ok and mismatch is None
     return ServerState(
         settings=settings,
         pool=pool,

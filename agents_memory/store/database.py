@@ -133,7 +133,7 @@ def connect(
             **extra,
         )
     except psycopg.OperationalError as exc:
-        raise DatabaseError(f"cannot connect to {db.description}: {_first_line(exc)}") from exc
+        raise DatabaseError(f"cannot connect to {db.description}: {_reason(exc)}") from exc
     register_types(conn)
     return conn
 
@@ -152,7 +152,7 @@ def create_pool(db: Database, settings: Settings, *, min_size: int = 1) -> Conne
         pool.open(wait=True, timeout=15)
     except Exception as exc:
         pool.close()
-        raise DatabaseError(f"cannot connect to {db.description}: {_first_line(exc)}") from exc
+        raise DatabaseError(f"cannot connect to {db.description}: {_reason(exc)}") from exc
     return pool
 
 
@@ -167,6 +167,8 @@ def data_dir_size(path: Path) -> int:
     return total
 
 
-def _first_line(exc: BaseException) -> str:
+def _reason(exc: BaseException) -> str:
+    """The last line of a connection error: libpq ends with what to check, and its first line
+    repeats the address that :attr:`Database.description` already names."""
     text = str(exc).strip()
     return text.splitlines()[-1].strip() if text else type(exc).__name__

@@ -155,3 +155,12 @@ class SecretScan:
     kinds: dict[str, int]
     """Kind -> number of rows where it was found."""
     example_ids: dict[str, list[int]]
+
+
+def rows_per_platform(conn: psycopg.Connection[Any], device_name: str) -> dict[str, int]:
+    """Stored rows per platform captured on ``device_name``."""
+    rows = conn.execute(
+        "SELECT agent_platform, count(*) FROM memory WHERE device_name = %s GROUP BY 1",
+        (device_name,),
+    ).fetchall()
+    return {str(name): int(count) for name, count in rows}

@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from agents_memory.errors import SchemaError
+from agents_memory.errors import SchemaError, first_line
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,6 @@ def _apply(conn: psycopg.Connection[Any], migration: Migration) -> None:
                 (migration.version, migration.name),
             )
     except psycopg.Error as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SchemaError(
-            f"migration {migration.version:04d}_{migration.name} failed: {first}"
+            f"migration {migration.version:04d}_{migration.name} failed: {first_line(exc)}"
         ) from exc

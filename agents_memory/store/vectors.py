@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from agents_memory.errors import EmbeddingMismatchError
+from agents_memory.errors import EmbeddingMismatchError, first_line
 from agents_memory.store import meta
 from agents_memory.store.passages import PREVIOUS_SQL, passage_text
 
@@ -62,9 +62,7 @@ def try_install_extension(conn: psycopg.Connection[Any]) -> bool:
         with conn.transaction():
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except psycopg.Error as exc:
-        log.warning(
-            "pgvector unavailable, search runs full-text only: %s", str(exc).strip().splitlines()[0]
-        )
+        log.warning("pgvector unavailable, search runs full-text only: %s", first_line(exc))
         return False
     return True
 

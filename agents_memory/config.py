@@ -40,6 +40,10 @@ __all__ = [
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
 
+SECRET_SETTINGS = ("database_url", "db_pass", "mcp_http_token", "openai_api_key", "llm_api_key")
+"""Settings whose values are passwords or tokens: never shown, and masked in every message
+(:mod:`agents_memory.masking`)."""
+
 
 def default_env_file() -> Path:
     """``$MEMORY_CONFIG_PATH`` if set, else ``<user config dir>/mcp-agents-memory/.env``."""
@@ -161,10 +165,33 @@ class Settings(BaseSettings):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
+    @field_validator("database_url")
+    @classmethod
+    def _conninfo(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        from psycopg.conninfo import conninfo_to_dict
+
+        try:
+            conninfo_to_dict(value)
+        except Exception:  # the driver's message quotes the value: say what is wrong instead
+            raise ValueError(
+                "not a PostgreSQL URL (postgresql://USER:PASSWORD@HOST:PORT/DBNAME) "
+                "or key=value connection string"
+            ) from None
+        return value
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
+
+    def secrets(self) -> list[str]:
+        """The configured passwords and tokens (and the password inside ``DATABASE_URL``)."""
+        values = [str(v) for v in (getattr(self, name) for name in SECRET_SETTINGS) if v]
+        if self.database_url:
+            values.extend(_url_passwords(self.database_url))
+        return values
 
     @property
     def uses_embedded_server(self) -> bool:
@@ -184,13 +211,42 @@ def load_settings(env_file: Path | None = None, **overrides: Any) -> Settings:
         raise ConfigError(_describe(exc, path)) from exc
 
 
+def configured_secrets(env_file: Path | None = None) -> list[str]:
+    """Secrets as configured, read without validating anything: for masking the message of a
+    configuration that did not load. Values from the environment and the ``.env`` file."""
+    path = env_file if env_file is not None else default_env_file()
+    values: list[str] = []
+    names = {name.upper() for name in SECRET_SETTINGS}
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        key, sep, value = line.strip().removeprefix("export ").partition("=")
+        if sep and key.strip() in names:
+            values.append(value.strip().strip("'\""))
+    values.extend(os.environ[name] for name in names if os.environ.get(name))
+    values.extend(p for v in list(values) for p in _url_passwords(v))
+    return [v for v in values if v]
+
+
+def _url_passwords(value: str) -> list[str]:
+    """The password of a URL or ``password=`` of a key=value string, found leniently."""
+    import re
+
+    found = re.findall(r"://[^:/@\s]*:([^@\s]+)@", value)
+    found += re.findall(r"\bpassword\s*=\s*'?([^'\s]+)", value)
+    return found
+
+
 def _describe(exc: ValidationError, env_file: Path) -> str:
     first = exc.errors()[0]
     name = str(first["loc"][0]).upper() if first["loc"] else "?"
     got = first.get("input")
-    shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
+    secret = name.lower() in SECRET_SETTINGS
+    shown = f" (got {got!r})" if isinstance(got, str | int | float) and not secret else ""
     more = f"; {exc.error_count() - 1} more" if exc.error_count() > 1 else ""
     return (
-        f"invalid setting {name}: {first['msg']}{shown}{more} "
+        f"invalid setting {name}: {str(first['msg']).removeprefix('Value error, ')}{shown}{more} "
         f"— fix it in the environment or in {env_file}"
     )

@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     instructions_max_chars: int = Field(1900, ge=200, le=100_000)
     hook_timeout_ms: int = Field(1500, ge=50, le=60_000)
     mcp_http_token: str | None = Field(None, description="bearer token for serve --http")
+    mcp_http_allowed_hosts: CommaList = Field(
+        (), description="extra Host names serve --http answers (DNS-rebinding allow-list)"
+    )
 
     # --- embeddings -------------------------------------------------------------------------
     embedding_backend: Literal["local", "openai", "none"] = "local"
@@ -158,7 +161,9 @@ class Settings(BaseSettings):
     # --- logging ----------------------------------------------------------------------------
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
-    @field_validator("capture_enabled_platforms", "capture_exclude", mode="before")
+    @field_validator(
+        "capture_enabled_platforms", "capture_exclude", "mcp_http_allowed_hosts", mode="before"
+    )
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -287,7 +287,13 @@ def serve(
         if http:
             from agents_memory.server.http import run_http
 
-            run_http(server, host=host, port=port, token=settings.mcp_http_token)
+            run_http(
+                server,
+                host=host,
+                port=port,
+                token=settings.mcp_http_token,
+                extra_hosts=settings.mcp_http_allowed_hosts,
+            )
         else:
             server.run()
     except AgentsMemoryError:

@@ -9,13 +9,13 @@ module makes, so a write path that skips admission does not type-check.
 
 The steps, in order (the first refusal wins):
 
-1. **empty**: nothing but whitespace came in.
+1. **empty**: nothing but whitespace came in (once what PostgreSQL text cannot hold is gone:
+   NUL characters, lone surrogates).
 2. **too-long**: a deliberate save over :data:`MAX_SAVED_CHARS` (the caller asks for a summary).
 3. **echo**: the text (or the raw text) carries the session-start brief's marker.
 4. *(tombstones, later: a candidate whose stable id was forgotten is refused here as
    ``forgotten``; :class:`Candidate` already carries that id as ``key``.)*
-5. **private-only**: ``<private>`` spans removed (and what PostgreSQL text cannot hold: NULs,
-   lone surrogates), nothing is left.
+5. **private-only**: once the ``<private>`` spans are removed, nothing is left.
 6. **excluded**: the project (the directory and its git root) matches ``CAPTURE_EXCLUDE``.
 7. Redaction (when ``REDACT_ENABLED``) of the text and the raw text; then it is admitted.
 
@@ -135,7 +135,8 @@ class Admission:
     # --- the steps -----------------------------------------------------------------------
     def admit(self, candidate: Candidate) -> Admitted | Refused:
         """Run ``candidate`` through the steps in the module's docstring, in order."""
-        text, raw = candidate.text, candidate.raw
+        text = _storable(candidate.text)
+        raw = _storable(candidate.raw) if candidate.raw else None
         if not text.strip():
             return Refused("empty", "there is no text to store")
         if candidate.max_chars is not None and len(text) > candidate.max_chars:
@@ -146,8 +147,8 @@ class Admission:
         if is_brief_echo(text) or (raw and is_brief_echo(raw)):
             return Refused("echo", "the text is the memory brief itself (it carries its marker)")
         # Tombstones hook in here: refuse ``candidate.key`` when it names a forgotten turn.
-        text = _storable(strip_private(text))
-        raw = _storable(strip_private(raw)) if raw else None
+        text = strip_private(text)
+        raw = strip_private(raw) if raw else None
         if candidate.trim:
             text = text.strip()
         if not text.strip():

@@ -1,15 +1,15 @@
 """The ingest pipeline for one transcript file: read past the cursor, parse, filter, redact,
 store, advance the cursor — rows and cursor in one transaction — then NOTIFY the Cold Path.
 
-Order of the filters on each turn: drop brief echoes (the brief's marker), remove
-``<private>`` spans, skip excluded projects (``CAPTURE_EXCLUDE``), redact. Nothing is stored
-before redaction. Log lines carry counts, paths and offsets, never captured text.
+What of a turn may be stored, and in what form (brief echoes, ``<private>`` spans,
+``CAPTURE_EXCLUDE``, redaction), is :mod:`agents_memory.admission.admit`'s decision; the
+pipeline counts its refusals as ``dropped``. Log lines carry counts, paths and offsets, never
+captured text.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -20,18 +20,19 @@ import psycopg
 
 from agents_memory.adapters._jsonl import iter_lines
 from agents_memory.adapters.base import Adapter, ParseResult, ReadMode, Turn
-from agents_memory.admission.filters import ExcludeMatcher, is_brief_echo, strip_private
-from agents_memory.admission.redact import redact
+from agents_memory.admission.admit import Admission, Refused, create_admission
 from agents_memory.capture import tailer
 from agents_memory.config import Settings
-from agents_memory.gitinfo import git_info
 from agents_memory.store import cursors as cursor_store
 from agents_memory.store.cursors import Cursor
-from agents_memory.store.memories import InsertCounts, NewMemory, insert_memories
+from agents_memory.store.memories import (
+    InsertCounts,
+    NewMemory,
+    insert_memories,
+    notify_new_memories,
+)
 
 log = logging.getLogger(__name__)
-
-NOTIFY_CHANNEL = "agents_memory_new"
 
 
 @dataclass(slots=True)
@@ -120,15 +121,24 @@ def _read_point(cursor: Cursor) -> tuple[Any, ...]:
 
 class Ingestor:
     """Turns files into stored rows for one user on one device. Stateless between calls
-    except for caches; :meth:`read` may run in another thread than the one that stores."""
+    except for caches; :meth:`read` may run in another thread than the one that stores.
+    ``admission`` defaults to the one ``settings`` ask for."""
 
-    def __init__(self, settings: Settings, *, user_id: int, has_vector: bool, home: Path) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        user_id: int,
+        has_vector: bool,
+        home: Path,
+        admission: Admission | None = None,
+    ) -> None:
         self.settings = settings
         self.user_id = user_id
         self.has_vector = has_vector
         self.home = home
         self.device = settings.device_name
-        self.exclude = ExcludeMatcher.compile(settings.capture_exclude, home=str(home))
+        self.admission = admission or create_admission(settings, home=home)
 
     # --- one file -----------------------------------------------------------------------
     def ingest_file(
@@ -247,10 +257,7 @@ class Ingestor:
             last_issue=_last_issue(result.issues, region.skipped_long_line),
         )
         if counts.inserted or counts.updated:
-            conn.execute(
-                "SELECT pg_notify(%s, %s)",
-                (NOTIFY_CHANNEL, str(counts.inserted + counts.updated)),
-            )
+            notify_new_memories(conn, counts.inserted + counts.updated)
 
     # --- records the adapter or the database cannot take ------------------------------
     def _without_crashing_lines(
@@ -306,30 +313,19 @@ class Ingestor:
 
     # --- turns -> rows ------------------------------------------------------------------
     def prepare(self, turns: Iterable[Turn], outcome: FileOutcome) -> list[NewMemory]:
+        """The rows admission lets in (its refusals count as ``outcome.dropped``)."""
         rows: list[NewMemory] = []
-        redacting = self.settings.redact_enabled
         for turn in turns:
-            if is_brief_echo(turn.text) or (turn.raw_text and is_brief_echo(turn.raw_text)):
+            admitted = self.admission.captured_turn(turn)
+            if isinstance(admitted, Refused):
                 outcome.dropped += 1
                 continue
-            text = _storable(strip_private(turn.text))
-            if not text.strip():
-                outcome.dropped += 1
-                continue
-            raw = _storable(strip_private(turn.raw_text)) if turn.raw_text else None
-            git = git_info(turn.cwd)
-            if self.exclude and self.exclude.excludes(turn.cwd, git.root):
-                outcome.dropped += 1
-                continue
-            if redacting:
-                text = redact(text).text
-                raw = redact(raw).text if raw else raw
             rows.append(
                 NewMemory(
                     agent_platform=turn.platform,
                     role=turn.role,
-                    message=text,
-                    raw_message=raw or None,
+                    message=admitted.text,
+                    raw_message=admitted.raw,
                     external_uuid=turn.external_uuid,
                     message_at=turn.message_at,
                     agent_model=turn.model,
@@ -338,8 +334,8 @@ class Ingestor:
                     subagent_role=turn.subagent_role if turn.subagent else None,
                     session_id=turn.session_id,
                     cwd=turn.cwd,
-                    git_root=git.root,
-                    git_remote=git.remote,
+                    git_root=admitted.git.root,
+                    git_remote=admitted.git.remote,
                     device_name=self.device,
                     source="capture",
                 )
@@ -355,16 +351,6 @@ _REJECTED_ROW = (
 )
 """Errors caused by a row's content (text too long for the full-text index, a character the
 driver cannot encode), not by the connection: retried row by row, never as "database down"."""
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _storable(text: str) -> str:
-    """``text`` without what PostgreSQL text cannot hold: NUL characters (dropped) and lone
-    UTF-16 surrogates from a string a client cut in half (replaced by U+FFFD)."""
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _last_issue(issues: list[Any], skipped: tuple[int, int] | None) -> str | None:

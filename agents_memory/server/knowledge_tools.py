@@ -1,22 +1,30 @@
 """``manage_knowledge`` and ``save_message``: what an agent stores on purpose.
 
-Errors are :class:`ToolError` with a message that tells the model what to do instead.
+Every text goes through :mod:`agents_memory.admission.admit` first (private spans, brief
+echoes, excluded projects, redaction, the size limit). Errors are :class:`ToolError` with a
+message that tells the model what to do instead; ``save_message`` reports a refusal of what
+the text *is* (a brief echo, all private, an excluded project) as ``skipped``.
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import psycopg
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
-from agents_memory.admission.filters import strip_private
-from agents_memory.admission.redact import redact
+from agents_memory.admission.admit import (
+    MAX_SAVED_CHARS,
+    Admission,
+    Admitted,
+    Refused,
+    create_admission,
+)
 from agents_memory.errors import AgentsMemoryError
-from agents_memory.gitinfo import git_info
 from agents_memory.server.state import ServerState
 from agents_memory.store import knowledge
 from agents_memory.store.memories import NewMemory, insert_memories
@@ -24,7 +32,7 @@ from agents_memory.store.passages import passage_of
 
 log = logging.getLogger(__name__)
 
-MAX_TEXT = 200_000
+MAX_TEXT = MAX_SAVED_CHARS
 
 
 class KnowledgeResult(BaseModel):
@@ -47,22 +55,42 @@ class SaveResult(BaseModel):
     skipped: str | None = None
 
 
-def _clean(state: ServerState, text: str) -> str:
-    cleaned = strip_private(text).strip()
-    if state.settings.redact_enabled:
-        cleaned = redact(cleaned).text
-    return cleaned
+def _admission(state: ServerState) -> Admission:
+    # Cheap to build (a few compiled globs); ServerState could hold one for the server's life.
+    return create_admission(state.settings, home=Path.home())
 
 
 def _require_text(content: str | None, action: str) -> str:
-    if content is None or not content.strip():
+    if content is None:
         raise ToolError(f"action={action} needs `content` with the text to store")
-    if len(content) > MAX_TEXT:
-        raise ToolError(
-            f"content is {len(content)} characters; the limit is {MAX_TEXT}. "
-            "Store a summary instead."
-        )
     return content
+
+
+def _refusal(refused: Refused, text: str, action: str) -> ToolError:
+    """The error that tells the model why nothing was stored and what to do instead."""
+    if refused.reason == "empty":
+        return ToolError(f"action={action} needs `content` with the text to store")
+    if refused.reason == "too-long":
+        return ToolError(
+            f"content is {len(text)} characters; the limit is {MAX_TEXT}. Store a summary instead."
+        )
+    if refused.reason == "echo":
+        return ToolError(
+            "this text is the memory brief itself (it carries the brief's marker) and memory "
+            "already holds it; store the fact in your own words instead"
+        )
+    if refused.reason == "private-only":
+        return ToolError(
+            "nothing left after removing <private> spans; nothing was stored. "
+            "Leave out the <private> tags for text that should be remembered."
+        )
+    return ToolError("this project is excluded from memory by CAPTURE_EXCLUDE; nothing was stored")
+
+
+def _admitted(result: Admitted | Refused, text: str, action: str) -> Admitted:
+    if isinstance(result, Refused):
+        raise _refusal(result, text, action)
+    return result
 
 
 def manage_knowledge(
@@ -78,7 +106,9 @@ def manage_knowledge(
     if target == "sub_profile":
         return _sub_profile(state, action, content)
     if action == "add":
-        return _add(state, _require_text(content, action), platform, model)
+        text = _require_text(content, action)
+        admitted = _admitted(_admission(state).pinned_fact(text, cwd=state.cwd), text, action)
+        return _add(state, admitted, platform, model)
     if memory_id is None:
         raise ToolError(
             f"action={action} on target=memory needs `memory_id` (the `id` of a "
@@ -102,11 +132,16 @@ def manage_knowledge(
                 if row.is_pinned
                 else "archived (recoverable with include_archived=true)",
             )
-        text = _clean(state, _require_text(content, action))
+        text = _require_text(content, action)
+        admitted = _admitted(_admission(state).edited_text(text), text, action)
         knowledge.update_memory_text(
-            conn, memory_id, text, changed_by="manage_knowledge", has_vector=state.has_vector
+            conn,
+            memory_id,
+            admitted.text,
+            changed_by="manage_knowledge",
+            has_vector=state.has_vector,
         )
-        embedded = _embed_now(state, conn, memory_id, text)
+        embedded = _embed_now(state, conn, memory_id, admitted.text)
         return KnowledgeResult(
             stored=True,
             action=action,
@@ -120,10 +155,9 @@ def manage_knowledge(
 
 
 def _add(
-    state: ServerState, content: str, platform: str | None, model: str | None
+    state: ServerState, admitted: Admitted, platform: str | None, model: str | None
 ) -> KnowledgeResult:
-    text = _clean(state, content)
-    git = git_info(state.cwd)
+    git = admitted.git
     with state.pool.connection() as conn:
         counts = insert_memories(
             conn,
@@ -132,7 +166,7 @@ def _add(
                 NewMemory(
                     agent_platform=platform or "unknown",
                     role="user",
-                    message=text,
+                    message=admitted.text,
                     agent_model=None,
                     device_name=state.settings.device_name,
                     source="manage_knowledge",
@@ -145,7 +179,7 @@ def _add(
             has_vector=state.has_vector,
         )
         memory_id = counts.ids[0]
-        embedded = _embed_now(state, conn, memory_id, text)
+        embedded = _embed_now(state, conn, memory_id, admitted.text)
     del model  # the pinned fact is the user's, not the model's
     return KnowledgeResult(
         stored=True,
@@ -184,7 +218,8 @@ def _sub_profile(state: ServerState, action: str, content: str | None) -> Knowle
         if action == "remove":
             value = None
         else:
-            text = _clean(state, _require_text(content, action))
+            note = _require_text(content, action)
+            text = _admitted(_admission(state).edited_text(note), note, action).text
             value = f"{current}\n{text}" if action == "add" and current else text
         knowledge.set_profile(
             conn, state.user_id, "sub_profile", value, changed_by="manage_knowledge"
@@ -206,10 +241,12 @@ def save_message(
 ) -> SaveResult:
     if platform in state.captured_platforms:
         return SaveResult(stored=False, skipped="auto-capture active")
-    text = _clean(state, _require_text(message, "save_message"))
-    if not text:
-        return SaveResult(stored=False, skipped="nothing left after removing private spans")
-    git = git_info(state.cwd)
+    result = _admission(state).saved_message(message, cwd=state.cwd)
+    if isinstance(result, Refused):
+        if result.reason in ("empty", "too-long"):
+            raise _refusal(result, message, "save_message")
+        return SaveResult(stored=False, skipped=_SKIPPED[result.reason])
+    git = result.git
     with state.pool.connection() as conn:
         counts = insert_memories(
             conn,
@@ -218,7 +255,7 @@ def save_message(
                 NewMemory(
                     agent_platform=platform or "unknown",
                     role=role,
-                    message=text,
+                    message=result.text,
                     agent_model=model if role == "assistant" else None,
                     subagent=subagent,
                     subagent_model=subagent_model if subagent else None,
@@ -236,3 +273,10 @@ def save_message(
         row = knowledge.get_memory(conn, state.user_id, counts.ids[0])
     assert row is not None
     return SaveResult(stored=True, id=row.id, role=row.role, created_at=row.created_at)
+
+
+_SKIPPED = {
+    "echo": "brief echo: the text is the memory brief itself",
+    "private-only": "nothing left after removing private spans",
+    "excluded": "excluded project (CAPTURE_EXCLUDE)",
+}

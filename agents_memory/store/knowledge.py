@@ -9,7 +9,7 @@ from typing import Any, Literal
 import psycopg
 from psycopg.rows import class_row
 
-from agents_memory.store.memories import MEMORY_COLUMNS, MemoryRow
+from agents_memory.store.memories import MEMORY_COLUMNS, AdmittedText, MemoryRow
 
 ProfileField = Literal["core_profile", "sub_profile"]
 
@@ -33,13 +33,14 @@ def get_memory(conn: psycopg.Connection[Any], user_id: int, memory_id: int) -> M
 def update_memory_text(
     conn: psycopg.Connection[Any],
     memory_id: int,
-    text: str,
+    text: AdmittedText,
     *,
     changed_by: str,
     has_vector: bool,
 ) -> None:
-    """Replace the text, keep the old one in ``memory_history``, queue the row again for
-    tagging and embedding (the seed forgot to reset ``tag_processed``)."""
+    """Replace the text (admitted: see :mod:`agents_memory.admission.admit`), keep the old one
+    in ``memory_history``, queue the row again for tagging and embedding (the seed forgot to
+    reset ``tag_processed``)."""
     conn.execute(
         "INSERT INTO memory_history (memory_id, old_message, changed_by)"
         " SELECT id, message, %s FROM memory WHERE id = %s",

@@ -2,6 +2,12 @@
 
 The caller owns the transaction: pass a connection, commit when the batch and whatever must
 commit with it (a capture cursor) are written.
+
+Memory text reaches this module only as :data:`AdmittedText`: text that
+:mod:`agents_memory.admission.admit` let in (private spans gone, secrets redacted, brief
+echoes and excluded projects refused). The store sits below admission and cannot call it, so
+the type carries the proof instead; ``tests/admission/test_write_paths.py`` checks that no
+module outside ``agents_memory/admission/`` makes one.
 """
 
 from __future__ import annotations
@@ -10,12 +16,19 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal, NewType
 
 import psycopg
 from psycopg.rows import class_row
 
 Source = Literal["capture", "save_message", "manage_knowledge", "import"]
+
+AdmittedText = NewType("AdmittedText", str)
+"""Memory text in the form admission let it in. Only :mod:`agents_memory.admission` makes one;
+every function here that writes memory text takes it (mypy rejects a plain ``str``)."""
+
+NEW_MEMORY_CHANNEL: Final = "agents_memory_new"
+"""The channel :func:`notify_new_memories` signals and the Cold Path worker listens on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,14 +37,14 @@ class NewMemory:
 
     agent_platform: str
     role: Literal["user", "assistant"]
-    message: str
+    message: AdmittedText
     external_uuid: str | None = None
     message_at: datetime | None = None
     agent_model: str | None = None
     subagent: bool = False
     subagent_model: str | None = None
     subagent_role: str | None = None
-    raw_message: str | None = None
+    raw_message: AdmittedText | None = None
     session_id: str | None = None
     cwd: str | None = None
     git_root: str | None = None
@@ -176,44 +189,14 @@ def insert_memories(
     goes to ``memory_history`` and the row is queued again for the Cold Path.
 
     Within one batch the last row for an ``external_uuid`` wins. The batch goes to the server
-    by binary ``COPY`` into a session-local staging table, then one ``INSERT … SELECT … ON
-    CONFLICT`` moves it into ``memory`` (no per-value text encoding on either side). A naive
-    ``message_at`` is taken as local time.
+    by binary ``COPY`` into a session-local staging table (:func:`_stage`), then one ``INSERT …
+    SELECT … ON CONFLICT`` moves it into ``memory`` (no per-value text encoding on either side).
+    A naive ``message_at`` is taken as local time.
     """
     if not rows:
         return InsertCounts()
-    unique = _last_per_uuid(rows)
     with conn.transaction() if conn.autocommit else contextlib.nullcontext():
-        # One round trip (no parameters: the simple protocol takes both statements); the
-        # DELETE empties what an earlier batch of this transaction left.
-        conn.execute(_STAGE_TABLE + "; DELETE FROM memory_incoming")
-        with conn.cursor().copy(
-            f"COPY memory_incoming ({_STAGED_LIST}) FROM STDIN (FORMAT BINARY)"
-        ) as copy:
-            copy.set_types(_STAGED_TYPES)
-            for row in unique:
-                at = row.message_at
-                copy.write_row(
-                    (
-                        row.agent_platform,
-                        row.agent_model,
-                        row.subagent,
-                        row.subagent_model,
-                        row.subagent_role,
-                        row.role,
-                        row.message,
-                        row.raw_message,
-                        row.external_uuid,
-                        row.device_name,
-                        row.session_id,
-                        row.cwd,
-                        row.git_root,
-                        row.git_remote,
-                        row.source,
-                        at if at is None or at.tzinfo is not None else at.astimezone(),
-                        row.is_pinned,
-                    )
-                )
+        _stage(conn, _last_per_uuid(rows))
         # Planned for every batch: a prepared plan made while ``memory`` was small (a hash
         # join over a sequential scan of it) would stay in use as it grows, and every batch
         # would read the whole table (2.3x slower per batch at 60k rows, worse beyond).
@@ -226,6 +209,49 @@ def insert_memories(
         skipped=len(rows) - inserted - updated,
         ids=tuple(int(r[0]) for r in returned),
     )
+
+
+def _stage(conn: psycopg.Connection[Any], rows: Sequence[NewMemory]) -> None:
+    """Copy ``rows`` into the (emptied) session-local staging table ``memory_incoming``."""
+    # One round trip (no parameters: the simple protocol takes both statements); the DELETE
+    # empties what an earlier batch of this transaction left.
+    conn.execute(_STAGE_TABLE + "; DELETE FROM memory_incoming")
+    with conn.cursor().copy(
+        f"COPY memory_incoming ({_STAGED_LIST}) FROM STDIN (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(_STAGED_TYPES)
+        for row in rows:
+            copy.write_row(_staged_values(row))
+
+
+def _staged_values(row: NewMemory) -> tuple[Any, ...]:
+    """``row``'s values in :data:`_STAGED` order."""
+    at = row.message_at
+    return (
+        row.agent_platform,
+        row.agent_model,
+        row.subagent,
+        row.subagent_model,
+        row.subagent_role,
+        row.role,
+        row.message,
+        row.raw_message,
+        row.external_uuid,
+        row.device_name,
+        row.session_id,
+        row.cwd,
+        row.git_root,
+        row.git_remote,
+        row.source,
+        at if at is None or at.tzinfo is not None else at.astimezone(),
+        row.is_pinned,
+    )
+
+
+def notify_new_memories(conn: psycopg.Connection[Any], count: int) -> None:
+    """Wake the Cold Path: NOTIFY :data:`NEW_MEMORY_CHANNEL` with ``count`` as the payload
+    (delivered when the caller's transaction commits)."""
+    conn.execute("SELECT pg_notify(%s, %s)", (NEW_MEMORY_CHANNEL, str(count)))
 
 
 def _last_per_uuid(rows: Sequence[NewMemory]) -> list[NewMemory]:

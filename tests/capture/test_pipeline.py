@@ -248,3 +248,21 @@ def test_every_adapter_finds_its_fixture_files(name: str, tmp_path: Path) -> Non
     found = list(catalog.transcripts())
     assert found
     assert all(catalog.owner(path) is not None for path, _ in found)
+
+
+def test_stored_turns_notify_the_cold_path_with_their_count_and_no_new_turns_stay_quiet(
+    settings: Settings, tmp_path: Path, conn: psycopg.Connection[Any]
+) -> None:
+    path = claude_session_path(tmp_path, "s-notify")
+    path.write_bytes(claude_exchange("s-notify", 1))
+    with psycopg.connect(conn.info.dsn, autocommit=True) as listener:
+        listener.execute("LISTEN agents_memory_new")
+        ingestor = _ingestor(conn, settings, tmp_path)
+        ingestor.ingest_file(conn, path, get_adapter("claude-code"), final=True)
+        heard = [n.payload for n in listener.notifies(timeout=10, stop_after=1)]
+        assert heard == ["2"]
+        ingestor.ingest_file(conn, path, get_adapter("claude-code"), final=True)
+        conn.execute("SELECT pg_notify('agents_memory_new', 'sentinel')")
+        conn.commit()
+        heard = [n.payload for n in listener.notifies(timeout=10, stop_after=1)]
+        assert heard == ["sentinel"]

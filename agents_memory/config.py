@@ -214,6 +214,10 @@ def load_settings(env_file: Path | None = None, **overrides: Any) -> Settings:
         return Settings(_env_file=path if path.is_file() else None, **overrides)  # type: ignore[call-arg]
     except ValidationError as exc:
         raise ConfigError(_describe(exc, path)) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte {exc.start} cannot be read): save it as UTF-8"
+        ) from None
 
 
 def configured_secrets(env_file: Path | None = None) -> list[str]:

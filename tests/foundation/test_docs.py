@@ -118,3 +118,20 @@ def test_install_fills_every_placeholder_of_the_shipped_units(tmp_path: Path) ->
         assert "${" not in text
         exec_start = next(line for line in text.splitlines() if line.startswith("ExecStart="))
         assert exec_start.startswith(f"ExecStart={bin_dir}/")
+
+
+def test_the_readme_points_at_architecture_md() -> None:
+    assert "ARCHITECTURE.md" in README
+    assert (REPO / "ARCHITECTURE.md").is_file()
+
+
+def test_architecture_md_states_the_layering_that_import_linter_checks() -> None:
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = config["tool"]["importlinter"]["contracts"]
+    checked = " > ".join(contract["layers"])
+    architecture = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```text\n(.*?)```", architecture, re.S)
+    stated = [" ".join(b.split()) for b in blocks if b.startswith(contract["layers"][0] + " ")]
+    assert stated == [checked]

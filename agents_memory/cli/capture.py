@@ -15,7 +15,13 @@ import click
 
 from agents_memory import __version__
 from agents_memory.adapters import names as adapter_names
-from agents_memory.cli.common import configure_logging, debug_option, run_main, settings_from
+from agents_memory.cli.common import (
+    ScriptGroup,
+    configure_logging,
+    debug_option,
+    run_main,
+    settings_from,
+)
 from agents_memory.config import (
     Settings,
     brief_socket_path,
@@ -30,7 +36,11 @@ if TYPE_CHECKING:
 PID_FILE_NAME = "capture.pid"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=ScriptGroup,
+    script="memory-capture",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="memory-capture")
 @debug_option
 @click.pass_context

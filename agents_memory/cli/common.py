@@ -1,8 +1,12 @@
-"""What both console scripts share: error handling, logging set-up, settings loading."""
+"""What both console scripts share: error handling, logging set-up, settings loading, and the
+group class that points a verb typed to the wrong script at the script that has it."""
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import logging
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -13,6 +17,53 @@ from agents_memory.config import Settings, load_settings
 from agents_memory.errors import AgentsMemoryError
 
 _DEBUG_FLAG = "--debug"
+
+SCRIPT_MODULES = {
+    "memory-capture": "agents_memory.cli.capture",
+    "mcp-agents-memory": "agents_memory.cli.memory",
+}
+"""Each console script and the module whose ``cli`` group it runs."""
+
+
+class ScriptGroup(click.Group):
+    """The top group of one console script. An unknown verb that the other script has (or
+    nearly has, for a typo) fails with a usage error naming that script, exit 2."""
+
+    def __init__(self, *args: Any, script: str, **kwargs: Any) -> None:
+        if script not in SCRIPT_MODULES:
+            raise ValueError(f"unknown console script {script!r}")
+        super().__init__(*args, **kwargs)
+        self.script = script
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            hint = self._other_script_hint(name, args[1:])
+            if hint is not None and not ctx.resilient_parsing:
+                raise click.UsageError(hint, ctx)
+        return super().resolve_command(ctx, args)
+
+    def _other_script_hint(self, name: str, rest: list[str]) -> str | None:
+        own = set(self._visible_commands())
+        for other, module in SCRIPT_MODULES.items():
+            if other == self.script:
+                continue
+            group = importlib.import_module(module).cli
+            assert isinstance(group, ScriptGroup)
+            theirs = [n for n in group._visible_commands() if n not in own]
+            if name in theirs:
+                line = shlex.join([other, name, *rest])
+                return f"`{name}` is a `{other}` command: run `{line}`"
+            close = difflib.get_close_matches(name, theirs, n=1, cutoff=0.8)
+            if close and not difflib.get_close_matches(name, own, n=1, cutoff=0.8):
+                line = shlex.join([other, close[0], *rest])
+                return f"no command `{name}`; `{close[0]}` is a `{other}` command: run `{line}`"
+        return None
+
+    def _visible_commands(self) -> list[str]:
+        return [name for name, command in self.commands.items() if not command.hidden]
 
 
 def configure_logging(level: str) -> None:

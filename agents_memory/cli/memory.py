@@ -9,6 +9,7 @@ import click
 
 from agents_memory import __version__
 from agents_memory.cli.common import (
+    ScriptGroup,
     configure_logging,
     debug_option,
     human_bytes,
@@ -18,7 +19,12 @@ from agents_memory.cli.common import (
 from agents_memory.config import Settings, load_settings
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
+@click.group(
+    cls=ScriptGroup,
+    script="mcp-agents-memory",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=True,
+)
 @click.version_option(__version__, prog_name="mcp-agents-memory")
 @debug_option
 @click.pass_context

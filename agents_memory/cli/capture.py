@@ -49,7 +49,7 @@ def cli(ctx: click.Context) -> None:
     if ctx.invoked_subcommand == "hook":
         return  # hooks load what they need inside their own time budget
     settings = load_settings()
-    configure_logging("DEBUG" if "--debug" in sys.argv else settings.log_level)
+    configure_logging("DEBUG" if "--debug" in sys.argv else settings.log_level, settings.secrets())
     ctx.obj = settings
 
 

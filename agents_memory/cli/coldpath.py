@@ -254,7 +254,7 @@ def _reembed_bar(total: int) -> Iterator[Callable[[int, int], None] | None]:
 def _standalone(ctx: click.Context) -> None:
     """The Cold Path commands on their own."""
     settings = load_settings()
-    configure_logging("DEBUG" if "--debug" in sys.argv else settings.log_level)
+    configure_logging("DEBUG" if "--debug" in sys.argv else settings.log_level, settings.secrets())
     ctx.obj = settings
 
 

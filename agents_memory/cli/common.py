@@ -8,13 +8,15 @@ import importlib
 import logging
 import shlex
 import sys
-from collections.abc import Callable
+import traceback
+from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
 import click
 
-from agents_memory.config import Settings, load_settings
-from agents_memory.errors import AgentsMemoryError
+from agents_memory.config import Settings, configured_secrets, load_settings
+from agents_memory.errors import AgentsMemoryError, first_line
+from agents_memory.masking import MaskingFilter, mask
 
 _DEBUG_FLAG = "--debug"
 
@@ -66,13 +68,13 @@ class ScriptGroup(click.Group):
         return [name for name, command in self.commands.items() if not command.hidden]
 
 
-def configure_logging(level: str) -> None:
-    """Handlers configured once per entry point, to stderr (journald under systemd)."""
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, level, logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
+    """Handlers configured once per entry point, to stderr (journald under systemd); every
+    record is masked of the configured ``secrets`` (:mod:`agents_memory.masking`)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(MaskingFilter(secrets))
+    logging.basicConfig(level=getattr(logging, level, logging.INFO), handlers=[handler])
     # watchdog logs every inotify event at DEBUG: with the log written inside a watched
     # folder that is an endless feedback loop, and it drowns our own debug lines anyway.
     logging.getLogger("watchdog").setLevel(logging.INFO)
@@ -88,12 +90,13 @@ def settings_from(ctx: click.Context) -> Settings:
 
 
 def run_main(group: click.Group, argv: list[str] | None = None) -> NoReturn:
-    """Run ``group``; an :class:`AgentsMemoryError` becomes one line on stderr and exit 1
-    (``--debug`` anywhere on the command line shows the traceback instead)."""
+    """Run ``group`` and exit with its code (a command's ``ctx.exit(1)`` included). Any error
+    becomes one line on stderr and exit 1 (``--debug`` anywhere on the command line shows the
+    traceback instead); both are masked of configured passwords and tokens."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = _DEBUG_FLAG in args
     try:
-        group.main(args=args, standalone_mode=False)
+        code = group.main(args=args, standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.Abort:
@@ -102,14 +105,28 @@ def run_main(group: click.Group, argv: list[str] | None = None) -> NoReturn:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except AgentsMemoryError as exc:
-        if debug:
-            raise
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
-    sys.exit(0)
+    except Exception as exc:
+        _fail(exc, debug)
+    # click returns a command's ctx.exit(code) as the result in non-standalone mode.
+    sys.exit(code if isinstance(code, int) and not isinstance(code, bool) else 0)
+
+
+def _fail(exc: Exception, debug: bool) -> NoReturn:
+    secrets = configured_secrets()
+    if debug:
+        text = "".join(traceback.format_exception(exc))
+        sys.stderr.write(mask(text, secrets))
+    elif isinstance(exc, AgentsMemoryError):
+        click.echo(mask(f"error: {exc}", secrets), err=True)
+    elif isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename else ""
+        click.echo(mask(f"error: {exc.strerror}{where}", secrets), err=True)
+    else:
+        line = f"error: unexpected {type(exc).__name__}: {first_line(exc)} (--debug shows where)"
+        click.echo(mask(line, secrets), err=True)
+    sys.exit(1)
 
 
 def debug_option(func: Callable[..., Any]) -> Callable[..., Any]:

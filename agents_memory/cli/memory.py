@@ -37,7 +37,7 @@ def cli(ctx: click.Context) -> None:
     """
     settings = load_settings()
     level = "DEBUG" if "--debug" in sys.argv else settings.log_level
-    configure_logging(level)
+    configure_logging(level, settings.secrets())
     ctx.obj = settings
     if ctx.invoked_subcommand is None:
         from agents_memory.server.app import serve as serve_mcp

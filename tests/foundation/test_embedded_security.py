@@ -16,11 +16,8 @@ import psycopg
 import pytest
 
 from agents_memory.errors import DatabaseError
-from agents_memory.store.embedded import (
-    SOCKET_DIR_RECORD,
-    SYSTEM_USER,
-    EmbeddedServer,
-)
+from agents_memory.store.access import SOCKET_DIR_RECORD, SYSTEM_USER
+from agents_memory.store.embedded import EmbeddedServer
 from tests.conftest import postgres_processes, private_tmp_dir
 
 OTHER_USER = "nobody"

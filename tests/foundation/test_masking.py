@@ -50,9 +50,7 @@ def test_the_logging_filter_masks_messages_and_tracebacks() -> None:
         f"host=db password={PASSWORD} port=x",
     ],
 )
-def test_a_mistyped_database_url_is_one_line_without_the_password(
-    url: str, tmp_path: Path
-) -> None:
+def test_a_mistyped_database_url_is_one_line_without_the_password(url: str, tmp_path: Path) -> None:
     result = subprocess.run(
         [str(BIN / "mcp-agents-memory"), "doctor"],
         env=_clean_env(tmp_path, DATABASE_URL=url),

@@ -39,9 +39,10 @@ from pgvector.psycopg import register_vector
 from agents_memory.config import load_settings
 from agents_memory.embeddings import create_embedder
 from agents_memory.store import migrate
-from agents_memory.store.lexemes import analyze_memory, refresh_search_lexemes
-from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
+from agents_memory.store.search import SearchFilters, SearchTuning
+from agents_memory.store.search.lexemes import analyze_memory, refresh_search_lexemes
 from bench import common, embed_cache, locomo_data, replay, search_scale
+from bench.search_plans import explain_search
 
 _SECONDARY = (
     "memory_embedding_hnsw",

@@ -180,8 +180,8 @@ def _kept(db: common.BenchDB, name: str, keep: common.Path | None) -> dict[str, 
 
 def _copy_statistics(db: common.BenchDB, name: str) -> None:
     """What the Cold Path does after ANALYZE: copy the common words for the search (see
-    ``store/lexemes.py``). A database kept by an earlier version is migrated first and analysed
-    again when that changed its schema."""
+    ``store/search/lexemes.py``). A database kept by an earlier version is migrated first and
+    analysed again when that changed its schema."""
     with psycopg.connect(db.url(name), autocommit=True) as conn:
         if migrate.migrate(conn):
             started = time.perf_counter()

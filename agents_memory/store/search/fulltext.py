@@ -52,7 +52,7 @@ def fulltext_arm(
         params["all"] = terms.tsquery_all
     rare_rows = tuning.rare_rows if with_vector else tuning.rare_rows_lexical
     ctes = (
-        *_query_terms(),
+        _query_terms(),
         *_sample(where, tuning.stats_rows),
         *_term_rarity(rare_rows),
         _fulltext_query(tuning.stats_rows),
@@ -66,17 +66,15 @@ def runs(terms: QueryTerms, tuning: SearchTuning) -> bool:
     return bool(terms.terms) and tuning.fts_scan_rows > 0
 
 
-def _query_terms() -> tuple[sql.Composed, ...]:
+def _query_terms() -> sql.Composed:
     """``query_terms``: each distinct normalised term of the query with its position."""
-    return (
-        cte(
-            "query_terms",
-            sql.SQL(
-                "SELECT DISTINCT ON (querytree(x.q)) x.q, x.ord FROM ("
-                " SELECT to_tsquery('agents_memory', u.term) AS q, u.ord"
-                " FROM unnest(%(terms)s::text[]) WITH ORDINALITY u(term, ord)) x"
-                " WHERE numnode(x.q) > 0 ORDER BY querytree(x.q), x.ord"
-            ),
+    return cte(
+        "query_terms",
+        sql.SQL(
+            "SELECT DISTINCT ON (querytree(x.q)) x.q, x.ord FROM ("
+            " SELECT to_tsquery('agents_memory', u.term) AS q, u.ord"
+            " FROM unnest(%(terms)s::text[]) WITH ORDINALITY u(term, ord)) x"
+            " WHERE numnode(x.q) > 0 ORDER BY querytree(x.q), x.ord"
         ),
     )
 

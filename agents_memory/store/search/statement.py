@@ -182,9 +182,14 @@ def _in_play(with_vector: bool) -> sql.Composed:
     )
 
 
+def _lexical_weight(lexical: bool) -> sql.Composable:
+    """The full-text arm's weight in the fusion (0 when it does not run)."""
+    return fulltext.WEIGHT if lexical else sql.SQL("0::float8")
+
+
 def _weights(lexical: bool, with_vector: bool) -> tuple[sql.Composable, sql.Composable]:
     """The full-text and vector arms' weights in the fusion."""
-    w_lex: sql.Composable = fulltext.WEIGHT if lexical else sql.SQL("0::float8")
+    w_lex = _lexical_weight(lexical)
     if not with_vector:
         return w_lex, sql.SQL("0::float8")
     return w_lex, sql.SQL("(1 - {w_lex})").format(w_lex=w_lex)
@@ -279,7 +284,7 @@ def result_rows(
     """The final SELECT: ``columns`` of each top hit, then (from index 12 on) its full-text
     rank and BM25, vector rank and cosine, fused score, context boost, date bonus, recency
     and pinned factors, score, and the arms' hit counts and best cosine."""
-    w_lex, _ = _weights(lexical, with_vector=False)
+    w_lex = _lexical_weight(lexical)
     return sql.SQL(
         " SELECT {columns}, f.rank, CASE WHEN {w_lex} > 0 THEN tp.bm25 END, v.rank, tp.cos,"
         "  tp.fused, tp.local - tp.fused + tp.sess, tp.dated, tp.recency, tp.pinned, tp.score,"

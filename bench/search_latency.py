@@ -39,9 +39,10 @@ from pgvector.psycopg import register_vector
 from agents_memory.config import load_settings
 from agents_memory.embeddings import create_embedder
 from agents_memory.store import migrate
-from agents_memory.store.lexemes import analyze_memory, refresh_search_lexemes
-from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
+from agents_memory.store.search import SearchFilters, SearchTuning
+from agents_memory.store.search.lexemes import analyze_memory, refresh_search_lexemes
 from bench import common, embed_cache, locomo_data, replay, search_scale
+from bench.search_plans import explain_search
 
 _SECONDARY = (
     "memory_embedding_hnsw",
@@ -179,8 +180,8 @@ def _kept(db: common.BenchDB, name: str, keep: common.Path | None) -> dict[str, 
 
 def _copy_statistics(db: common.BenchDB, name: str) -> None:
     """What the Cold Path does after ANALYZE: copy the common words for the search (see
-    ``store/lexemes.py``). A database kept by an earlier version is migrated first and analysed
-    again when that changed its schema."""
+    ``store/search/lexemes.py``). A database kept by an earlier version is migrated first and
+    analysed again when that changed its schema."""
     with psycopg.connect(db.url(name), autocommit=True) as conn:
         if migrate.migrate(conn):
             started = time.perf_counter()

@@ -4,21 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
 
 import click
-import numpy as np
 
 from agents_memory.cli.common import debug_option, settings_from
 from agents_memory.config import Settings
-from agents_memory.daterange import ACCEPTED_FORMS, DateRange, parse_date_range
-from agents_memory.store.search import (
-    MAX_LIMIT,
-    MatchWhy,
-    SearchFilters,
-    SearchResult,
-    SearchTuning,
-)
+from agents_memory.daterange import ACCEPTED_FORMS
+from agents_memory.recall.search import SearchArgumentError, search_database, search_request
+from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
 
 
 @click.command()
@@ -59,91 +52,31 @@ def search(
     runs full-text only and says so on stderr.
     """
     settings: Settings = settings_from(ctx)
-    text = " ".join(query).strip() or None
-    dates: DateRange | None = None
-    if date_range:
-        try:
-            dates = parse_date_range(date_range, datetime.now().astimezone())
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--date-range") from exc
-    filters = SearchFilters(
-        p_tag=p_tag,
-        date_range=dates,
-        role="user" if role == "user" else "assistant" if role == "assistant" else None,
-        agent_platform=platform,
-        device_scope="local" if device_scope == "local" else "global",
-        device_name=settings.device_name,
-        include_archived=include_archived,
-        limit=limit,
-    )
-    result = run_search(settings, text, filters)
+    try:
+        request = search_request(
+            query=" ".join(query),
+            p_tag=p_tag,
+            date_range=date_range,
+            role=role,
+            agent_platform=platform,
+            device_scope=device_scope,
+            limit=limit,
+            include_archived=include_archived,
+            device_name=settings.device_name,
+            now=datetime.now().astimezone(),
+        )
+    except SearchArgumentError as exc:
+        hint = "--date-range" if exc.argument == "date_range" else None
+        raise click.BadParameter(str(exc), param_hint=hint) from exc
+    result = search_database(settings, request, on_note=_note)
     if as_json:
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
         return
     _print_table(result)
 
 
-def run_search(settings: Settings, text: str | None, filters: SearchFilters) -> SearchResult:
-    """Open the database, embed ``text`` when a backend is available, search."""
-    from agents_memory.store import database
-    from agents_memory.store.search import find_user_id, search_memories
-
-    vector = _embed_query(settings, text) if text else None
-    db = database.open_database(settings)
-    with database.connect(db) as conn:
-        user_id = find_user_id(conn, settings.user_name)
-        if user_id is None:
-            return SearchResult(used="none", note=f"no memories for user {settings.user_name!r}")
-        if vector is not None and not _model_matches(conn, settings):
-            vector = None
-        return search_memories(
-            conn,
-            user_id,
-            query=text,
-            query_vector=vector,
-            filters=filters,
-            tuning=SearchTuning(
-                recency_halflife_days=settings.search_recency_halflife_days,
-                fallback_threshold=settings.search_fallback_threshold,
-            ),
-        )
-
-
-def _embed_query(settings: Settings, text: str) -> np.ndarray[Any, Any] | None:
-    """The query's vector, or ``None`` (with a note on stderr) when no backend can give one."""
-    if settings.embedding_backend == "none":
-        click.echo("note: EMBEDDING_BACKEND=none, full-text search only", err=True)
-        return None
-    try:
-        from agents_memory.embeddings import create_embedder
-
-        embedder = create_embedder(settings)
-        if embedder is None:
-            click.echo("note: no embedding backend available, full-text search only", err=True)
-            return None
-        with embedder:
-            vectors: np.ndarray[Any, Any] = np.asarray(embedder.embed_queries([text]), np.float32)
-        return np.asarray(vectors[0])
-    except Exception as exc:  # any backend failure degrades to full-text, by design
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        click.echo(f"note: embedding the query failed ({reason}), full-text search only", err=True)
-        return None
-
-
-def _model_matches(conn: Any, settings: Settings) -> bool:
-    from agents_memory.embeddings import embedding_spec
-    from agents_memory.store.vectors import vector_status
-
-    spec = embedding_spec(settings)
-    stored = vector_status(conn).model
-    if spec is None or stored in (None, spec.model):
-        return True
-    click.echo(
-        f"note: stored vectors come from {stored}, the configured model is {spec.model} "
-        "(run `mcp-agents-memory reembed`); full-text search only",
-        err=True,
-    )
-    return False
+def _note(note: str) -> None:
+    click.echo(f"note: {note}", err=True)
 
 
 def _print_table(result: SearchResult) -> None:

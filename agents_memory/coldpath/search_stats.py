@@ -1,7 +1,7 @@
 """SearchStats: keeps the search's table of common words in step with ANALYZE.
 
 A search in a big scope asks which of its words are common in the whole table
-(:mod:`agents_memory.store.lexemes`). ANALYZE (autovacuum, in the background) counts them;
+(:mod:`agents_memory.store.search.lexemes`). ANALYZE (autovacuum, in the background) counts them;
 this job copies them into ``search_lexemes`` when they changed, so a search looks its words up
 instead of reading the statistics itself. Cheap when nothing changed: one digest of the
 statistics per tick. Its first run in a database analyses the table first: a database upgraded
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.units import unit_of_work
-from agents_memory.store import lexemes
 from agents_memory.store.coldqueue import JobReport
+from agents_memory.store.search import lexemes
 
 
 class SearchStatsJob(Job):

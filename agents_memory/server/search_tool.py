@@ -1,5 +1,5 @@
-"""``search_memory``: argument checks with actionable errors, query embedding, the store's
-hybrid search, and a typed result."""
+"""``search_memory``: the search service (:mod:`agents_memory.recall.search`) behind a typed
+result, its argument errors as messages a model can act on."""
 
 from __future__ import annotations
 
@@ -10,10 +10,14 @@ from typing import Any, Literal
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
-from agents_memory.daterange import DateRange, parse_date_range
-from agents_memory.errors import AgentsMemoryError
+from agents_memory.recall.search import (
+    QueryVector,
+    SearchArgumentError,
+    embed_query,
+    search_request,
+    search_user,
+)
 from agents_memory.server.state import ServerState
-from agents_memory.store.search import SearchFilters, SearchTuning, search_memories
 
 log = logging.getLogger(__name__)
 
@@ -59,56 +63,31 @@ def run_search(
     include_archived: bool,
     now: datetime,
 ) -> SearchOutput:
-    dates = _dates(date_range, now)
-    platform = None if agent_platform in (None, "", "*") else agent_platform
     try:
-        filters = SearchFilters(
-            p_tag=p_tag or None,
-            date_range=dates,
+        request = search_request(
+            query=query,
+            p_tag=p_tag,
+            date_range=date_range,
             role=role,
-            agent_platform=platform,
+            agent_platform=agent_platform,
             device_scope=device_scope,
-            device_name=state.settings.device_name,
-            include_archived=include_archived,
             limit=limit,
+            include_archived=include_archived,
+            device_name=state.settings.device_name,
+            now=now,
         )
-    except ValueError as exc:
+    except SearchArgumentError as exc:
+        if exc.argument == "date_range":
+            raise ToolError(f"date_range {exc.value!r} not understood: {exc}") from exc
         raise ToolError(f"{exc}. Fix that argument and call search_memory again.") from exc
-    text = query.strip() if query and query.strip() else None
-    vector = _query_vector(state, text)
-    tuning = SearchTuning(
-        recency_halflife_days=state.settings.search_recency_halflife_days,
-        fallback_threshold=state.settings.search_fallback_threshold,
-    )
+    vector = embed_query(state.embedder(), request.text) if request.text else QueryVector(None)
+    if vector.note:
+        log.warning("%s", vector.note)
     with state.pool.connection() as conn:
-        result = search_memories(
-            conn, state.user_id, query=text, query_vector=vector, filters=filters, tuning=tuning
-        )
+        result = search_user(conn, state.user_id, request, vector.vector, state.settings)
     if p_tag and result.used == "none":
         raise ToolError(
             f"unknown p_tag {p_tag!r}: call search_memory without p_tag, or with a project tag "
             "from the brief's Active Projects"
         )
     return SearchOutput.model_validate(result.as_dict())
-
-
-def _dates(text: str | None, now: datetime) -> DateRange | None:
-    if not text or not text.strip():
-        return None
-    try:
-        return parse_date_range(text.strip(), now)
-    except ValueError as exc:
-        raise ToolError(f"date_range {text!r} not understood: {exc}") from exc
-
-
-def _query_vector(state: ServerState, text: str | None) -> Any:
-    if text is None:
-        return None
-    embedder = state.embedder()
-    if embedder is None:
-        return None
-    try:
-        return embedder.embed_queries([text])[0]
-    except AgentsMemoryError as exc:
-        log.warning("query embedding failed, full-text only: %s", exc)
-        return None

@@ -13,7 +13,7 @@ from agents_memory.coldpath.tagger import TaggerJob
 from agents_memory.config import Settings
 from agents_memory.store import briefdata
 from agents_memory.store.search import search_memories
-from agents_memory.store.search_types import SearchFilters, SearchTuning
+from agents_memory.store.search.types import SearchFilters, SearchTuning
 from agents_memory.store.summaries import NO_PROJECT
 
 from .jobkit import NOW, add, answers, context, make_tag, real_llm, row

@@ -34,7 +34,7 @@ from agents_memory.recall.session import brief_for
 from agents_memory.store.knowledge import get_profiles, set_profile
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 from agents_memory.store.search import search_memories
-from agents_memory.store.search_types import SearchFilters, SearchTuning
+from agents_memory.store.search.types import SearchFilters, SearchTuning
 from agents_memory.store.summaries import NO_PROJECT
 from tests.capture.test_pipeline import lay_out_fixture_home
 from tests.capture.transcripts import (

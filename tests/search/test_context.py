@@ -11,9 +11,10 @@ import numpy as np
 import psycopg
 import pytest
 
-from agents_memory.store.lexemes import refresh_search_lexemes
-from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
-from agents_memory.store.search_terms import query_dates
+from agents_memory.store.search import SearchFilters, SearchTuning
+from agents_memory.store.search.lexemes import refresh_search_lexemes
+from agents_memory.store.search.terms import query_dates
+from bench.search_plans import explain_search
 
 from .helpers import NOW, add, mem, run, unit
 

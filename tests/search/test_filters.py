@@ -12,7 +12,8 @@ import pytest
 from agents_memory.daterange import DateRange
 from agents_memory.store import migrate
 from agents_memory.store.memories import ensure_user
-from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
+from agents_memory.store.search import SearchFilters, SearchTuning
+from bench.search_plans import explain_search
 
 from .helpers import NOW, add, mem, messages, run, unit
 

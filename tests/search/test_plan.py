@@ -11,7 +11,8 @@ import psycopg
 import pytest
 
 from agents_memory.daterange import DateRange
-from agents_memory.store.search import SearchFilters, SearchTuning, explain_search
+from agents_memory.store.search import SearchFilters, SearchTuning
+from bench.search_plans import explain_search
 
 from .helpers import NOW, add, mem, run, unit
 

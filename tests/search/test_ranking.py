@@ -8,7 +8,7 @@ import psycopg
 import pytest
 
 from agents_memory.store.search import SearchTuning
-from agents_memory.store.search_terms import query_terms
+from agents_memory.store.search.terms import query_terms
 
 from .helpers import add, mem, messages, near, run, unit
 

@@ -1,7 +1,7 @@
 """The words ANALYZE found common in the whole table, kept where a search can look them up.
 
 A search in a scope bigger than its sample reads the rows of its rare words through the GIN
-index (:mod:`agents_memory.store.search_rank`). A word the sample (the newest rows) lacks is
+index (:mod:`agents_memory.store.search.statement`). A word the sample (the newest rows) lacks is
 rare unless ANALYZE counted it among the most common elements of ``memory.fts``; reading those
 from ``pg_stats`` inside every search costs milliseconds, so the Cold Path copies them into
 ``search_lexemes`` whenever they change (:func:`refresh_search_lexemes`).

@@ -1,0 +1,41 @@
+"""Hybrid search over memories: a BM25 full-text arm and a vector arm, fused by score.
+
+The ranking (:mod:`~agents_memory.store.search.statement`, its full-text arm in
+:mod:`~agents_memory.store.search.fulltext`) scores the candidates of both arms and their
+session neighbours with BM25 (term rarity sampled over the newest rows in scope) and the cosine
+to the query vector, fuses the normalised scores, lets a turn borrow from its neighbours and its
+session, favours turns on a date the query names, and multiplies a gentle recency prior on
+``message_at`` and a boost for pinned rows. It is one statement, planned once per connection
+and shape (:mod:`~agents_memory.store.search.hybrid`).
+
+When both arms are weak (no full-text hit and the best cosine below the fallback threshold) a
+word-level ILIKE scan over the newest rows runs instead. Without a query the newest rows come
+first (:mod:`~agents_memory.store.search.fallback`). Without the vector column (no pgvector) or
+without a query vector only the full-text arm runs. Every hit says why it matched
+(:class:`MatchWhy`). The user's words are prepared in :mod:`~agents_memory.store.search.terms`;
+the common words a big scope looks up are kept by :mod:`~agents_memory.store.search.lexemes`.
+"""
+
+from __future__ import annotations
+
+from agents_memory.store.search.memories import search_memories
+from agents_memory.store.search.scope import find_user_id
+from agents_memory.store.search.types import (
+    MAX_LIMIT,
+    MatchWhy,
+    SearchFilters,
+    SearchHit,
+    SearchResult,
+    SearchTuning,
+)
+
+__all__ = [
+    "MAX_LIMIT",
+    "MatchWhy",
+    "SearchFilters",
+    "SearchHit",
+    "SearchResult",
+    "SearchTuning",
+    "find_user_id",
+    "search_memories",
+]

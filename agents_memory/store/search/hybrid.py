@@ -1,0 +1,148 @@
+"""Running the hybrid statement: the transaction's settings, the query vector as the vector
+column takes it, planning once per connection and shape, and the rows read back as hits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+
+from agents_memory.store.search.rows import HIT_COLUMNS, TAG_JOIN, hybrid_hit
+from agents_memory.store.search.scope import TagFilter, filter_sql
+from agents_memory.store.search.statement import hybrid_statement
+from agents_memory.store.search.terms import query_dates, query_terms
+from agents_memory.store.search.types import SearchFilters, SearchHit, SearchTuning, Used
+
+
+def prepare_session(
+    conn: psycopg.Connection[Any],
+    query_vector: np.ndarray[Any, Any] | None,
+    filters: SearchFilters,
+    tuning: SearchTuning,
+) -> tuple[str | None, str | None]:
+    """One round trip before the search: the transaction's settings (no stop-word notices;
+    iterative HNSW scans, so filtered rows are replaced and never starve the page) and the
+    vector column's dimensions. Returns the query vector as a ``halfvec`` literal, or ``None``
+    and why not."""
+    hnsw = query_vector is not None
+    row = conn.execute(
+        "SELECT set_config('client_min_messages', 'warning', true),"
+        " CASE WHEN %(hnsw)s THEN set_config('hnsw.iterative_scan', 'relaxed_order', true) END,"
+        " CASE WHEN %(hnsw)s THEN set_config('hnsw.ef_search', %(ef)s, true) END,"
+        " CASE WHEN %(hnsw)s THEN set_config('hnsw.max_scan_tuples', %(tuples)s, true) END,"
+        " (SELECT a.atttypmod FROM pg_attribute a WHERE a.attrelid = to_regclass('memory')"
+        "  AND a.attname = 'embedding' AND NOT a.attisdropped)",
+        {
+            "hnsw": hnsw,
+            "ef": str(tuning.ef_search(filters.limit)),
+            "tuples": str(tuning.hnsw_max_scan_tuples),
+        },
+    ).fetchone()
+    if query_vector is None:
+        return None, None
+    dim = int(row[4]) if row is not None and row[4] is not None and int(row[4]) > 0 else None
+    return _usable_vector(dim, query_vector)
+
+
+def _usable_vector(
+    dim: int | None, query_vector: np.ndarray[Any, Any]
+) -> tuple[str | None, str | None]:
+    """The query vector as a ``halfvec`` literal, or ``None`` and why not."""
+    if dim is None:
+        return None, "no vector column (pgvector unavailable): full-text only"
+    flat = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    if flat.shape[0] != dim:
+        return None, (
+            f"the query vector has {flat.shape[0]} dimensions, stored vectors {dim}: full-text only"
+        )
+    if not np.all(np.isfinite(flat)) or not np.any(flat):
+        return None, "the query vector is empty or not finite: full-text only"
+    return "[" + ",".join(f"{x:.6g}" for x in flat.tolist()) + "]", None
+
+
+def plan_once(filters: SearchFilters, tuning: SearchTuning) -> bool:
+    """Whether to plan the statement once and keep the plan (about 1.3 MB of the server's memory
+    per statement and connection). Not with a date-range filter: its bounds, written into the
+    statement, are new on almost every call ("the last week" moves with the clock), so a kept
+    plan would serve one search."""
+    return tuning.plan_once and filters.date_range is None
+
+
+@contextmanager
+def generic_plans(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """Prepared statements run in the block get a plan made for any parameter values (a generic
+    plan: the hybrid statement's plan depends on none of them); the setting is put back after,
+    for whatever the transaction runs next."""
+    before = conn.execute(
+        "SELECT current_setting('plan_cache_mode'),"
+        " set_config('plan_cache_mode', 'force_generic_plan', true)"
+    ).fetchone()
+    yield
+    if before is not None:
+        conn.execute("SELECT set_config('plan_cache_mode', %s, true)", (before[0],))
+
+
+def search_statement(
+    user_id: int,
+    query: str,
+    vector: str | None,
+    filters: SearchFilters,
+    tag: TagFilter | None,
+    tuning: SearchTuning,
+) -> tuple[sql.Composed, dict[str, Any]]:
+    """The hybrid statement for ``user_id``'s search of ``query`` and its parameters."""
+    return hybrid_statement(
+        terms=query_terms(query),
+        dates=query_dates(query, tuning.date_slack_days),
+        vector=vector,
+        filters=filters,
+        where=filter_sql(filters, tag, user_id),
+        tuning=tuning,
+        columns=HIT_COLUMNS,
+        tag_join=TAG_JOIN,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Hybrid:
+    """What the hybrid statement found, and how strong its arms were."""
+
+    used: Used
+    hits: tuple[SearchHit, ...]
+    fts_hits: int
+    top_similarity: float | None
+
+
+def run_hybrid(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    query: str,
+    vector: str | None,
+    filters: SearchFilters,
+    tag: TagFilter | None,
+    tuning: SearchTuning,
+) -> Hybrid:
+    """Run the hybrid statement (prepared and planned once when :func:`plan_once`)."""
+    statement, params = search_statement(user_id, query, vector, filters, tag, tuning)
+    if plan_once(filters, tuning):
+        # Prepared: planned once per connection for any words, then only executed.
+        with generic_plans(conn):
+            rows = conn.execute(statement, params, prepare=True).fetchall()
+    else:
+        rows = conn.execute(statement, params, prepare=False).fetchall()
+    hits = tuple(hybrid_hit(row) for row in rows)
+    if not rows:
+        return Hybrid("fulltext" if vector is None else "hybrid", (), 0, None)
+    fts_hits, vec_hits, top_similarity = int(rows[0][22]), int(rows[0][23]), rows[0][24]
+    used: Used = "hybrid"
+    if vec_hits == 0:
+        used = "fulltext"
+    elif fts_hits == 0:
+        used = "vector"
+    top = float(top_similarity) if top_similarity is not None else None
+    return Hybrid(used, hits, fts_hits, top)

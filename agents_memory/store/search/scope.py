@@ -1,0 +1,73 @@
+"""Whose rows and which of them a search looks at: the user, the project tag through its
+aliases, and the WHERE conditions every part of a search shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from agents_memory.store.search.types import SearchFilters
+
+
+def find_user_id(conn: psycopg.Connection[Any], user_name: str) -> int | None:
+    """The id of ``user_name`` without creating it (a search must not write)."""
+    row = conn.execute("SELECT user_id FROM users WHERE user_name = %s", (user_name,)).fetchone()
+    return int(row[0]) if row else None
+
+
+@dataclass(frozen=True, slots=True)
+class TagFilter:
+    """A project tag resolved through its aliases: the canonical tag and every tag that is it."""
+
+    canonical_id: int
+    name: str
+    member_ids: list[int]
+
+
+def resolve_p_tag(conn: psycopg.Connection[Any], name: str) -> TagFilter | None:
+    """The project tag ``name`` (any case; an alias resolves to its canonical tag), or ``None``
+    when nothing is tagged with it or with an alias of it."""
+    row = conn.execute(
+        "WITH target AS (SELECT canonical_project_tag_id(id) AS cid FROM project_tags"
+        "  WHERE lower(name) = lower(%(n)s) ORDER BY (name = %(n)s) DESC, id LIMIT 1)"
+        " SELECT t.cid, c.name, (SELECT array_agg(p.id) FROM project_tags p"
+        "  WHERE canonical_project_tag_id(p.id) = t.cid)"
+        " FROM target t JOIN project_tags c ON c.id = t.cid",
+        {"n": name},
+    ).fetchone()
+    if row is None:
+        return None
+    return TagFilter(int(row[0]), str(row[1]), [int(i) for i in row[2]])
+
+
+def filter_sql(filters: SearchFilters, tag: TagFilter | None, user_id: int) -> sql.Composable:
+    """The WHERE conditions every arm shares, on alias ``m``, their values written in: a plan
+    made once for the statement is then made for this user's and these filters' row counts."""
+    parts: list[sql.Composable] = [sql.SQL("m.user_id = {}").format(sql_literal(user_id))]
+    if not filters.include_archived:
+        parts.append(sql.SQL("m.is_active"))
+    if filters.role is not None:
+        parts.append(sql.SQL("m.role = {}").format(sql_literal(filters.role)))
+    if filters.agent_platform not in (None, "", "*"):
+        parts.append(sql.SQL("m.agent_platform = {}").format(sql_literal(filters.agent_platform)))
+    if filters.device_scope == "local":
+        parts.append(
+            sql.SQL("(m.device_name = {} OR m.is_pinned)").format(sql_literal(filters.device_name))
+        )
+    if tag is not None:
+        parts.append(sql.SQL("m.p_tag_id = ANY({}::bigint[])").format(sql_literal(tag.member_ids)))
+    if filters.date_range is not None and filters.date_range.start is not None:
+        parts.append(sql.SQL("m.message_at >= {}").format(sql_literal(filters.date_range.start)))
+    if filters.date_range is not None and filters.date_range.end is not None:
+        parts.append(sql.SQL("m.message_at < {}").format(sql_literal(filters.date_range.end)))
+    return sql.SQL(" AND ").join(parts)
+
+
+def sql_literal(value: Any) -> sql.Composable:
+    """``value`` quoted as an SQL literal, its ``%`` doubled: the statements carrying it are
+    executed with parameters (``params`` may be empty), so psycopg reads ``%`` as a
+    placeholder's start and ``%%`` as one ``%``."""
+    return sql.SQL(sql.Literal(value).as_string(None).replace("%", "%%"))

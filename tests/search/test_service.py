@@ -1,0 +1,113 @@
+"""The search service both the command line and the MCP tool run
+(:mod:`agents_memory.recall.search`): the request they build, the query's vector and why a
+search runs full-text only."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+import pytest
+
+from agents_memory.recall.search import (
+    SearchArgumentError,
+    backend_query_vector,
+    embed_query,
+    search_request,
+    search_user,
+)
+from tests.coldpath.embedding_helpers import ScriptedEmbedder
+
+from .helpers import add, mem
+
+NOW = datetime(2026, 3, 10, 12, tzinfo=UTC)
+
+
+def _request(**overrides: Any) -> Any:
+    args: dict[str, Any] = {
+        "query": "zeppelin",
+        "p_tag": None,
+        "date_range": None,
+        "role": None,
+        "agent_platform": None,
+        "device_scope": "global",
+        "limit": 10,
+        "include_archived": False,
+        "device_name": "test-device",
+        "now": NOW,
+    }
+    return search_request(**{**args, **overrides})
+
+
+def test_a_request_reads_a_star_as_every_platform_and_blank_words_as_none() -> None:
+    request = _request(query="   ", agent_platform="*", p_tag="", date_range=" ")
+    assert request.text is None
+    assert request.filters.agent_platform is None
+    assert request.filters.p_tag is None and request.filters.date_range is None
+    assert _request(query="  zeppelin hangar ").text == "zeppelin hangar"
+
+
+def test_a_date_range_is_read_relative_to_the_callers_clock() -> None:
+    dates = _request(date_range="yesterday").filters.date_range
+    assert dates is not None
+    assert (dates.start, dates.end) == (
+        datetime(2026, 3, 9, tzinfo=UTC),
+        datetime(2026, 3, 10, tzinfo=UTC),
+    )
+
+
+def test_a_date_range_the_search_cannot_read_names_its_argument_and_the_forms() -> None:
+    with pytest.raises(SearchArgumentError) as caught:
+        _request(date_range="someday")
+    assert caught.value.argument == "date_range" and caught.value.value == "someday"
+    assert "N_days_ago" in str(caught.value)
+
+
+def test_filters_that_do_not_fit_together_are_an_argument_error() -> None:
+    with pytest.raises(SearchArgumentError, match="this device's name") as caught:
+        _request(device_scope="local", device_name=None)
+    assert caught.value.argument is None
+    with pytest.raises(SearchArgumentError, match="role"):
+        _request(role="system")
+
+
+def test_a_failing_backend_degrades_to_full_text_and_says_why() -> None:
+    embedder = ScriptedEmbedder()
+    embedder.down = True
+    vector = embed_query(embedder, "zeppelin")
+    assert vector.vector is None
+    assert vector.note == (
+        "embedding the query failed (backend down (scripted)), full-text search only"
+    )
+
+
+def test_a_working_backend_gives_the_query_vector_and_no_note() -> None:
+    embedder = ScriptedEmbedder()
+    vector = embed_query(embedder, "zeppelin")
+    assert vector.vector is not None and vector.vector.shape == (embedder.spec.dim,)
+    assert vector.note is None
+    assert embed_query(None, "zeppelin").vector is None
+    assert embed_query(embedder, None).note is None
+
+
+def test_without_a_backend_the_command_line_says_it_searches_full_text_only(
+    make_settings: Any,
+) -> None:
+    vector = backend_query_vector(make_settings(embedding_backend="none"), "zeppelin")
+    assert vector.vector is None
+    assert vector.note == "EMBEDDING_BACKEND=none, full-text search only"
+    assert backend_query_vector(make_settings(embedding_backend="none"), None).note is None
+
+
+def test_the_service_searches_the_users_memories_with_the_settings_knobs(
+    conn: psycopg.Connection[Any], make_settings: Any
+) -> None:
+    ids = add(conn, [mem("zeppelin hangar inspection", platform="codex"), mem("lunch plans")])
+    uid = conn.execute("SELECT user_id FROM users WHERE user_name = 'tester'").fetchone()
+    assert uid is not None
+    settings = make_settings(search_fallback_threshold=0.9)
+    result = search_user(conn, int(uid[0]), _request(agent_platform="*"), None, settings)
+    assert result.used == "fulltext" and [h.id for h in result.hits] == [ids[0]]
+    weak = search_user(conn, int(uid[0]), _request(query="hang"), None, settings)
+    assert weak.used == "ilike" and weak.threshold == 0.9

@@ -12,7 +12,7 @@ important sections first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -61,6 +61,26 @@ def build_brief(
     return fit(sections, request.max_chars)
 
 
+@dataclass(slots=True)
+class _Gathering:
+    """What every section of one brief is gathered with."""
+
+    conn: psycopg.Connection[Any]
+    settings: Settings
+    user_id: int
+    request: BriefRequest
+    days: float
+    since: datetime
+    preview: int
+    root: str | None
+    seen: set[str] = field(default_factory=set)
+    """Lines already shown: a turn appears once in a brief."""
+
+    @property
+    def compact(self) -> bool:
+        return self.request.mode == "compact"
+
+
 def gather_sections(
     conn: psycopg.Connection[Any],
     settings: Settings,
@@ -68,92 +88,124 @@ def gather_sections(
     request: BriefRequest,
     now: datetime,
 ) -> list[Section]:
-    compact = request.mode == "compact"
-    preview = COMPACT_PREVIEW if compact else FULL_PREVIEW
+    """The brief's sections in order: header, profile and pins, projects, recent turns, older
+    history, open questions, the tools."""
     days = request.short_term_days or settings.short_term_days
-    since = now - timedelta(days=days)
+    g = _Gathering(
+        conn=conn,
+        settings=settings,
+        user_id=user_id,
+        request=request,
+        days=days,
+        since=now - timedelta(days=days),
+        preview=COMPACT_PREVIEW if request.mode == "compact" else FULL_PREVIEW,
+        root=git_info(request.cwd).root if request.cwd else None,
+    )
     profiles = get_profiles(conn, user_id)
-    root = git_info(request.cwd).root if request.cwd else None
-    project = (briefdata.project_tag_for_root(conn, root) if root else None) or (
+    return [
+        _header(g, profiles.user_name),
+        *_profile_and_pins(g, profiles.core_profile, profiles.sub_profile),
+        *_active_projects(g),
+        *_recent(g),
+        *_older_history(g),
+        *_questions(g),
+        _tools_section(),
+    ]
+
+
+def _header(g: _Gathering, user_name: str) -> Section:
+    root = g.root
+    project = (briefdata.project_tag_for_root(g.conn, root) if root else None) or (
         root.rsplit("/", 1)[-1] if root else None
     )
-    where = request.platform or ""
-    if request.model:
-        where += f" ({request.model})" if where else request.model
-    current = f"{where} @ {request.device}" if where else request.device
-    header = [
+    where = g.request.platform or ""
+    if g.request.model:
+        where += f" ({g.request.model})" if where else g.request.model
+    current = f"{where} @ {g.request.device}" if where else g.request.device
+    lines = [
         BRIEF_MARKER,
-        f"# Memory Briefing (user: {profiles.user_name})",
+        f"# Memory Briefing (user: {user_name})",
         f"Current: {current}" + (f" · project {project}" if project else ""),
     ]
-    seen: set[str] = set()
-    sections = [Section(None, header, required=True)]
-    if profiles.core_profile:
-        sections.append(Section("## Core Profile", _paragraph(profiles.core_profile, 1200)))
-    pins = briefdata.pinned(conn, user_id, 10)
+    return Section(None, lines, required=True)
+
+
+def _profile_and_pins(g: _Gathering, core: str | None, sub: str | None) -> list[Section]:
+    sections = []
+    if core:
+        sections.append(Section("## Core Profile", _paragraph(core, 1200)))
+    pins = briefdata.pinned(g.conn, g.user_id, 10)
     if pins:
-        sections.append(
-            Section("## Pinned", [_turn_line(t, preview, seen, pinned=True) for t in pins])
-        )
-    if profiles.sub_profile and not compact:
-        sections.append(Section("## Sub Profile", _paragraph(profiles.sub_profile, 1200)))
-    active = briefdata.active_projects(conn, user_id, since=since, limit=5)
-    if active:
-        sections.append(
-            Section(
-                f"## Active Projects (last {days} days)",
-                [
-                    f"- {_short_project(p.name)} — {p.turns} turns, last {p.last_at:%Y-%m-%d}"
-                    for p in active
-                ],
-            )
-        )
-    budget = int(settings.short_term_token_limit * CHARS_PER_TOKEN)
-    platform = request.platform if request.same_agent_only else None
-    model = request.model if request.same_agent_only else None
+        lines = [_turn_line(t, g.preview, g.seen, pinned=True) for t in pins]
+        sections.append(Section("## Pinned", lines))
+    if sub and not g.compact:
+        sections.append(Section("## Sub Profile", _paragraph(sub, 1200)))
+    return sections
+
+
+def _active_projects(g: _Gathering) -> list[Section]:
+    active = briefdata.active_projects(g.conn, g.user_id, since=g.since, limit=5)
+    if not active:
+        return []
+    lines = [
+        f"- {_short_project(p.name)} — {p.turns} turns, last {p.last_at:%Y-%m-%d}" for p in active
+    ]
+    return [Section(f"## Active Projects (last {g.days} days)", lines)]
+
+
+def _recent(g: _Gathering) -> list[Section]:
+    """This agent's recent turns (or every agent's), then other agents' in this project."""
+    sections = []
+    budget = int(g.settings.short_term_token_limit * CHARS_PER_TOKEN)
+    platform = g.request.platform if g.request.same_agent_only else None
+    model = g.request.model if g.request.same_agent_only else None
     recent = briefdata.recent_turns(
-        conn, user_id, since=since, platform=platform, model=model, limit=200
+        g.conn, g.user_id, since=g.since, platform=platform, model=model, limit=200
     )
-    lines = _within_budget(recent, preview, budget, seen)
+    lines = _within_budget(recent, g.preview, budget, g.seen)
     if lines:
         label = platform or "all agents"
-        sections.append(Section(f"## Recent on {label} (last {days} days)", lines))
-    if root:
+        sections.append(Section(f"## Recent on {label} (last {g.days} days)", lines))
+    if g.root:
         others = briefdata.project_turns(
-            conn, user_id, since=since, git_root=root, exclude_platform=platform, limit=8
+            g.conn, g.user_id, since=g.since, git_root=g.root, exclude_platform=platform, limit=8
         )
-        other_lines = _within_budget(others, preview, budget // 3, seen)
+        other_lines = _within_budget(others, g.preview, budget // 3, g.seen)
         if other_lines:
             sections.append(Section("## Same project, other agents", other_lines))
-    summaries = briefdata.tag_summaries(conn, user_id, before=since, limit=5)
-    if summaries:
-        sections.append(
-            Section(
-                "## Older history",
-                [
-                    f"- {s.tag} ({s.period_start:%Y-%m-%d}..{s.period_end:%Y-%m-%d}): "
-                    + _clip(s.summary, preview * 2)
-                    for s in summaries
-                ],
-            )
-        )
-    questions = briefdata.pending_questions(conn, user_id, 2)
-    if questions:
-        sections.append(
-            Section("## Pending tag questions (ask the user)", [f"- {q.text}" for q in questions])
-        )
-    sections.append(
-        Section(
-            "## Memory tools",
-            [
-                "- Call `memory_startup` for the full brief; `search_memory` before assuming past "
-                'decisions, names or preferences (use agent_platform:"*" for every agent).',
-                "- `manage_knowledge` action=add pins a fact the user asks you to remember.",
-            ],
-            required=True,
-        )
-    )
     return sections
+
+
+def _older_history(g: _Gathering) -> list[Section]:
+    summaries = briefdata.tag_summaries(g.conn, g.user_id, before=g.since, limit=5)
+    if not summaries:
+        return []
+    lines = [
+        f"- {s.tag} ({s.period_start:%Y-%m-%d}..{s.period_end:%Y-%m-%d}): "
+        + _clip(s.summary, g.preview * 2)
+        for s in summaries
+    ]
+    return [Section("## Older history", lines)]
+
+
+def _questions(g: _Gathering) -> list[Section]:
+    questions = briefdata.pending_questions(g.conn, g.user_id, 2)
+    if not questions:
+        return []
+    lines = [f"- {q.text}" for q in questions]
+    return [Section("## Pending tag questions (ask the user)", lines)]
+
+
+def _tools_section() -> Section:
+    return Section(
+        "## Memory tools",
+        [
+            "- Call `memory_startup` for the full brief; `search_memory` before assuming past "
+            'decisions, names or preferences (use agent_platform:"*" for every agent).',
+            "- `manage_knowledge` action=add pins a fact the user asks you to remember.",
+        ],
+        required=True,
+    )
 
 
 def fit(sections: list[Section], max_chars: int) -> str:

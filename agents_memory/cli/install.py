@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from agents_memory.adapters import all_adapters
 from agents_memory.config import Settings, user_state_dir
 from agents_memory.install import services
 from agents_memory.install.installer import Action, Change, Installer, Report, resolve_commands
@@ -84,8 +85,9 @@ def run_command(
 
     installer = factory(settings_from(ctx))
     if action == "install" and not platforms and not installer.detect():
+        looked_for = ", ".join(b for adapter in all_adapters() for b in adapter.binaries[:1])
         click.echo(
-            "no supported agent client found here (claude, codex, gemini, grok, agy); "
+            f"no supported agent client found here ({looked_for}); "
             "use --platform NAME to install for one anyway"
         )
     interactive = not yes and not dry_run and sys.stdin.isatty()

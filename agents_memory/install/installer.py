@@ -150,11 +150,14 @@ class Installer:
             return [get_adapter(name) for name in chosen]
         return [a for a in all_adapters() if action == "uninstall" or self._present(a)]
 
-    def plans(self, action: Action, platforms: Iterable[str] = ()) -> list[InstallPlan]:
-        """The chosen clients' plans, then the units' plan (install with systemd; a full
-        uninstall)."""
+    def plans(
+        self, action: Action, platforms: Iterable[str] = (), adapters: list[Adapter] | None = None
+    ) -> list[InstallPlan]:
+        """The chosen clients' (or ``adapters``') plans, then the units' plan (install with
+        systemd; a full uninstall)."""
         platforms = tuple(platforms)
-        plans = [a.install_plan(self.home, self.commands) for a in self.adapters(action, platforms)]
+        chosen = self.adapters(action, platforms) if adapters is None else adapters
+        plans = [a.install_plan(self.home, self.commands) for a in chosen]
         if action == "install" and self.systemctl is not None:
             plans.append(services.unit_plan(self.home, self.commands, cold_path=self.cold_path))
         elif action == "uninstall" and not platforms:
@@ -176,11 +179,12 @@ class Installer:
         platforms = tuple(platforms)
         manifest = Manifest.load(self.state_dir)
         report = Report(action, dry_run)
-        adapters = {a.name: a for a in self.adapters(action, platforms)}
-        for plan in self.plans(action, platforms):
+        chosen = self.adapters(action, platforms)
+        adapters = {a.name: a for a in chosen}
+        for plan in self.plans(action, platforms, chosen):
             report.clients.append(self._render(plan, action, manifest, adapters.get(plan.platform)))
         if dry_run:
-            report.notes.extend(self._dry_run_notes(action, list(adapters.values())))
+            report.notes.extend(self._dry_run_notes(action, chosen))
             return report
         if confirm is not None and report.changes and not confirm(report):
             report.clients = [ClientOutcome(c.platform, error=c.error) for c in report.clients]
@@ -330,7 +334,8 @@ def _shown(home: Path, path: Path) -> str:
 
 def installed_entries(home: Path) -> dict[str, list[str]]:
     """Per platform (and ``systemd``), our entries present under ``home``, e.g.
-    ``"~/.claude/settings.json: SessionStart hook"``; an empty list when none."""
+    ``"~/.<client>/settings.json: SessionStart hook"``, and the extras the adapter reports; an
+    empty list when none."""
     found: dict[str, list[str]] = {}
     for adapter in all_adapters():
         entries: list[str] = []

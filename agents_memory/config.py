@@ -86,7 +86,9 @@ class Settings(BaseSettings):
     device_name: str = Field(default_factory=socket.gethostname)
 
     # --- capture ----------------------------------------------------------------------------
-    capture_enabled_platforms: CommaList = ()
+    capture_enabled_platforms: CommaList = Field(
+        (), description="platforms to capture (names in `memory-capture status`); empty = all"
+    )
     capture_exclude: CommaList = ()
     capture_rescan_sec: float = Field(30.0, gt=0)
     capture_debounce_ms: int = Field(200, ge=0, le=60_000)

@@ -16,7 +16,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-PLATFORMS = ("claude-code", "codex-cli", "gemini-cli", "grok", "antigravity")
 TURNS_PER_SESSION = 200
 BASE = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
@@ -459,6 +458,10 @@ _WRITERS: dict[str, Callable[[random.Random, str, int, int], tuple[list[str], in
     "grok": _grok,
     "antigravity": _antigravity,
 }
+
+
+PLATFORMS = tuple(_WRITERS)
+"""The clients this module writes transcripts for."""
 
 
 def write_platform(home: Path, platform: str, turns: int, seed: int = 0) -> tuple[int, int]:

@@ -1,6 +1,9 @@
 """Platform adapters and their registry.
 
 Adding a client is one module in this package, its fixtures, and one line in ``_FACTORIES``.
+Everything client-specific lives on its :class:`Adapter`; nothing outside this package names a
+client. :func:`register` is the registry's run-time extension point: it adds an adapter (a
+plugin, a test's throwaway client) and returns the function that takes it away again.
 """
 
 from __future__ import annotations
@@ -31,10 +34,13 @@ __all__ = [
     "get_adapter",
     "names",
     "platform_for_client",
+    "register",
 ]
 
+Factory = Callable[[], Adapter]
+
 # platform name -> "module:Class"; modules are imported lazily so the hook path stays light.
-_FACTORIES: dict[str, str] = {
+_FACTORIES: dict[str, str | Factory] = {
     "claude-code": "agents_memory.adapters.claude_code:ClaudeCodeAdapter",
     "codex-cli": "agents_memory.adapters.codex:CodexAdapter",
     "gemini-cli": "agents_memory.adapters.gemini_cli:GeminiCliAdapter",
@@ -47,14 +53,35 @@ def names() -> list[str]:
     return list(_FACTORIES)
 
 
+def register(name: str, factory: Factory) -> Callable[[], None]:
+    """Add the adapter ``factory()`` under ``name`` (after the built-in ones) and return the
+    function that removes it again. ``factory().name`` must be ``name``; a name already
+    registered raises :class:`AdapterError`."""
+    if name in _FACTORIES:
+        raise AdapterError(f"platform {name!r} is already registered")
+    _FACTORIES[name] = factory
+
+    def unregister() -> None:
+        if _FACTORIES.get(name) is factory:
+            del _FACTORIES[name]
+
+    return unregister
+
+
 def get_adapter(name: str) -> Adapter:
     """The adapter for ``name``; an unknown name raises :class:`AdapterError` listing the known."""
     target = _FACTORIES.get(name)
     if target is None:
         raise AdapterError(f"unknown platform {name!r}; known: {', '.join(_FACTORIES)}")
-    module_name, _, class_name = target.partition(":")
-    factory: Callable[[], Adapter] = getattr(import_module(module_name), class_name)
-    return factory()
+    if isinstance(target, str):
+        module_name, _, class_name = target.partition(":")
+        factory: Factory = getattr(import_module(module_name), class_name)
+    else:
+        factory = target
+    adapter = factory()
+    if adapter.name != name:
+        raise AdapterError(f"the adapter registered as {name!r} calls itself {adapter.name!r}")
+    return adapter
 
 
 def all_adapters(enabled: tuple[str, ...] = ()) -> list[Adapter]:

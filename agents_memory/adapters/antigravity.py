@@ -68,6 +68,7 @@ _MODEL_SELECTION = re.compile(r"`?Model Selection`?.*?\bto\s+(.+?)\.?\s*$", re.M
 
 class AntigravityAdapter(Adapter):
     name = PLATFORM
+    display_name = "Antigravity"
     binaries = ("agy", "antigravity")
     mcp_client_names = ("antigravity",)
 

@@ -12,7 +12,14 @@ watching, no clock. The capture daemon owns files, cursors and storage; it asks 
   into turns, plus where the next read must start and the state to carry to it;
 * :meth:`Adapter.install_plan` — what ``memory-capture install`` puts into the client's config
   (hooks, MCP server entry, a managed context block) as an :class:`InstallPlan`: data only,
-  applied (or shown for ``--dry-run``, or removed by ``uninstall``) by ``agents_memory.hooks``.
+  applied (or shown for ``--dry-run``, or removed by ``uninstall``) by ``agents_memory.install``;
+* :meth:`Adapter.post_install`, :meth:`Adapter.uninstall_edits` and
+  :meth:`Adapter.installed_extras` — a client's install steps beyond file edits (Codex's hook
+  trust), through an :class:`InstallContext` the installer lends (adapters never write files).
+
+What the session-start hook and the MCP server need to know of a client is here too:
+:attr:`Adapter.display_name`, :attr:`Adapter.mcp_client_names`, :attr:`Adapter.brief_limit`
+and :meth:`Adapter.hook_output`.
 
 Stable ids: the same turn parsed twice, from any offset, in any later read, yields the same
 ``external_uuid``; that is what makes capture idempotent across crashes and rescans.
@@ -24,11 +31,13 @@ import json
 import shlex
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
+
+from agents_memory.errors import AgentsMemoryError
 
 Role = Literal["user", "assistant"]
 ReadMode = Literal["append", "whole"]
@@ -180,13 +189,37 @@ class FileEdit:
 
 @dataclass(frozen=True, slots=True)
 class InstallPlan:
-    """What to install for one client. ``followups`` names installer steps that need more than
-    file edits (``"codex-hook-trust"``); ``notes`` are printed to the user."""
+    """What to install for one client; ``notes`` are printed to the user. Steps that need more
+    than file edits are the adapter's :meth:`Adapter.post_install`."""
 
     platform: str
     edits: tuple[FileEdit, ...] = ()
-    followups: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+
+
+class ConfigFileError(AgentsMemoryError):
+    """A client's config file cannot be read or has an unexpected shape; it is left untouched."""
+
+
+Reader = Callable[[Path], str | None]
+"""Reads a config file as the installer does: its text, ``None`` when it does not exist;
+raises :class:`ConfigFileError` when it cannot be read (through a symlink, in UTF-8)."""
+
+
+@dataclass(frozen=True, slots=True)
+class InstallContext:
+    """What the installer lends :meth:`Adapter.post_install` for one client under ``home``."""
+
+    home: Path
+    dry_run: bool
+    """``True`` for ``--dry-run``: say what would be done, change nothing."""
+    which: Callable[[str], str | None]
+    """The PATH lookup (injected, so tests can point it at a fake executable)."""
+    read_text: Reader
+    apply: Callable[[FileEdit], None]
+    """Write ``edit`` as install does (backed up, atomically, shown in the report) and record
+    its entries as ours, so ``uninstall`` removes them. Raises :class:`ConfigFileError` or
+    :class:`OSError`."""
 
 
 def stdio_server(commands: Commands, **extra: Any) -> dict[str, Any]:
@@ -206,6 +239,9 @@ class Adapter(ABC):
 
     name: str
     """Platform name stored in ``memory.agent_platform`` (e.g. ``claude-code``)."""
+
+    display_name: str
+    """The client's name for people (``Claude Code``), used in help and tool descriptions."""
 
     binaries: tuple[str, ...] = ()
     """Executables whose presence on ``PATH`` means the client is installed."""
@@ -269,3 +305,20 @@ class Adapter(ABC):
         """What to install in this client under ``home``. Pure (it may look at which config
         directories exist, never writes). Default: nothing."""
         return InstallPlan(self.name)
+
+    def post_install(self, ctx: InstallContext) -> list[str]:
+        """A step after this client's plan was written (or, for ``--dry-run``, what it would
+        do): notes for the user. It must not raise for the client's own failures; it says
+        what the user should do instead. Default: nothing."""
+        return []
+
+    def uninstall_edits(self, home: Path, read_text: Reader) -> list[FileEdit]:
+        """Edits that remove what :meth:`post_install` added beyond the plan, as it is now
+        (merged with the plan's edits of the same file). May raise :class:`ConfigFileError`.
+        Default: none."""
+        return []
+
+    def installed_extras(self, home: Path, read_text: Reader) -> list[tuple[Path, str]]:
+        """Entries :meth:`post_install` added that are present under ``home``, as
+        ``(file, what)`` for ``status``. Default: none."""
+        return []

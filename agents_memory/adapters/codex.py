@@ -51,11 +51,13 @@ from agents_memory.adapters.base import (
     EnsureSetting,
     FileEdit,
     HookGroup,
+    InstallContext,
     InstallPlan,
     JsonState,
     OwnedEntry,
     ParseIssue,
     ParseResult,
+    Reader,
     ReadMode,
     Role,
     Turn,
@@ -307,6 +309,7 @@ class CodexAdapter(Adapter):
     """Codex CLI rollouts (see the module docstring for the rules and keys)."""
 
     name = PLATFORM
+    display_name = "Codex"
     binaries = ("codex",)
     mcp_client_names = ("codex",)
     brief_limit = 8000
@@ -343,7 +346,24 @@ class CodexAdapter(Adapter):
             ),
             "MCP server",
         )
-        return InstallPlan(PLATFORM, (hooks, mcp), followups=("codex-hook-trust",))
+        return InstallPlan(PLATFORM, (hooks, mcp))
+
+    def post_install(self, ctx: InstallContext) -> list[str]:
+        """Trust our hooks (Codex skips untrusted user hooks silently): see
+        :mod:`agents_memory.adapters.codex_trust`."""
+        from agents_memory.adapters import codex_trust
+
+        return codex_trust.trust_hooks(ctx)
+
+    def uninstall_edits(self, home: Path, read_text: Reader) -> list[FileEdit]:
+        from agents_memory.adapters import codex_trust
+
+        return codex_trust.trust_removal(home, read_text)
+
+    def installed_extras(self, home: Path, read_text: Reader) -> list[tuple[Path, str]]:
+        from agents_memory.adapters import codex_trust
+
+        return codex_trust.trust_entries(home, read_text)
 
     def roots(self, home: Path) -> list[Path]:
         return [home / ".codex" / "sessions"]

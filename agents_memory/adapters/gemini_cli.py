@@ -74,6 +74,7 @@ _FIRST_LINE_LIMIT = 1 << 16
 
 class GeminiCliAdapter(Adapter):
     name = PLATFORM
+    display_name = "Gemini CLI"
     binaries = ("gemini",)
     mcp_client_names = ("gemini",)
     brief_limit = 8000

@@ -63,6 +63,7 @@ _NEWLINE = ord("\n")
 
 class GrokAdapter(Adapter):
     name = PLATFORM
+    display_name = "Grok"
     binaries = ("grok",)
     mcp_client_names = ("grok",)
 

@@ -117,7 +117,7 @@ def run(ctx: click.Context, poll: bool) -> None:
     "platforms",
     multiple=True,
     metavar="NAME",
-    help="Only this client (repeatable): claude-code, codex-cli, gemini-cli, grok, antigravity.",
+    help=f"Only this client (repeatable): {', '.join(adapter_names())}.",
 )
 @click.option(
     "--since",
@@ -205,11 +205,11 @@ def _install_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def install(ctx: click.Context, platforms: tuple[str, ...], dry_run: bool, yes: bool) -> None:
     """Set up memory in your agent clients and start the capture daemon.
 
-    Per client: a SessionStart hook that injects the memory brief (Claude Code, Codex, Gemini
-    CLI) or a managed context block the daemon keeps fresh (Grok, Antigravity), a hook that
-    nudges the daemon when a turn ends, and the MCP server entry. Then the systemd user unit
-    (or how to run the daemon without systemd). Every edited file is backed up first; running
-    it again changes nothing.
+    Per client: a SessionStart hook that injects the memory brief (or, for a client without
+    one, a managed context block the daemon keeps fresh), a hook that nudges the daemon when a
+    turn ends, and the MCP server entry; `--dry-run` shows each client's plan. Then the systemd
+    user unit (or how to run the daemon without systemd). Every edited file is backed up
+    first; running it again changes nothing.
     """
     from agents_memory.cli.install import run_command
 

@@ -10,22 +10,20 @@ from pathlib import Path
 
 import click
 
+from agents_memory.adapters import all_adapters
 from agents_memory.config import Settings, user_state_dir
-from agents_memory.install import codex_trust, services
+from agents_memory.install import services
 from agents_memory.install.installer import Action, Change, Installer, Report, resolve_commands
 
 
 def build_installer(settings: Settings) -> Installer:
-    """The installer for the current user: real home, PATH, systemctl and codex."""
-    home = Path.home()
+    """The installer for the current user: real home, PATH and systemctl."""
     systemctl = shutil.which("systemctl")
-    codex = shutil.which("codex")
     return Installer(
-        home=home,
+        home=Path.home(),
         commands=resolve_commands(),
         state_dir=user_state_dir(),
         systemctl=services.systemctl_runner(systemctl) if systemctl else None,
-        codex_lister=codex_trust.app_server_lister(codex, home) if codex else None,
         cold_path=settings.cold_path_enabled,
     )
 
@@ -87,8 +85,9 @@ def run_command(
 
     installer = factory(settings_from(ctx))
     if action == "install" and not platforms and not installer.detect():
+        looked_for = ", ".join(b for adapter in all_adapters() for b in adapter.binaries[:1])
         click.echo(
-            "no supported agent client found here (claude, codex, gemini, grok, agy); "
+            f"no supported agent client found here ({looked_for}); "
             "use --platform NAME to install for one anyway"
         )
     interactive = not yes and not dry_run and sys.stdin.isatty()

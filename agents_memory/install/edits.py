@@ -23,6 +23,7 @@ from typing import Any
 from agents_memory.adapters.base import (
     BLOCK_BEGIN,
     BLOCK_END,
+    ConfigFileError,
     EnsureSetting,
     FileEdit,
     HookGroup,
@@ -31,13 +32,18 @@ from agents_memory.adapters.base import (
     WholeFile,
     is_our_hook_command,
 )
-from agents_memory.errors import AgentsMemoryError
+
+__all__ = [
+    "ConfigFileError",
+    "Record",
+    "Rendered",
+    "present_entries",
+    "refresh_block",
+    "render_install",
+    "render_uninstall",
+]
 
 KeyPath = tuple[str, ...]
-
-
-class ConfigFileError(AgentsMemoryError):
-    """A client's config file cannot be read or has an unexpected shape; it is left untouched."""
 
 
 @dataclass(slots=True)
@@ -48,7 +54,8 @@ class Record:
     created_keys: set[KeyPath] = field(default_factory=set)
     """Containers and settings that did not exist before we added them."""
     owned_keys: set[KeyPath] = field(default_factory=set)
-    """Entries we own beyond those the plan names (Codex hook trust, keyed by hook position)."""
+    """Entries we own beyond those the plan names (written by an adapter's post-install step,
+    e.g. hook trust keyed by hook position)."""
 
     def merge(self, other: Record) -> None:
         self.created_file = self.created_file or other.created_file

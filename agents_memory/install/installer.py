@@ -3,18 +3,19 @@
 One function applies every plan (:meth:`Installer.run`): it renders each file edit against the
 file's current text (:mod:`agents_memory.install.edits`), shows diffs for ``--dry-run``, and
 otherwise backs up and writes (:mod:`agents_memory.install.fileio`). A client whose config file
-is malformed is skipped with a one-line error; the others proceed. Then the follow-ups: Codex
-hook trust (:mod:`agents_memory.install.codex_trust`) and the user units
-(:mod:`agents_memory.install.services`).
+is malformed is skipped with a one-line error; the others proceed. Then each adapter's own
+step (:meth:`~agents_memory.adapters.base.Adapter.post_install`, given an
+:class:`~agents_memory.adapters.base.InstallContext` to write through) and the user units
+(:mod:`agents_memory.install.services`). No client is named here: what differs per client is
+the adapter's.
 
-Everything that reaches outside the home directory is injected: the ``systemctl`` runner, the
-Codex hook lister, the PATH lookup used to detect clients.
+Everything that reaches outside the home directory is injected: the ``systemctl`` runner and
+the PATH lookup used to detect clients (and handed to the adapters' steps).
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import shutil
 import sys
@@ -22,19 +23,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from agents_memory.adapters import all_adapters, get_adapter
 from agents_memory.adapters.base import (
     Adapter,
     Commands,
     FileEdit,
+    InstallContext,
     InstallPlan,
     OwnedEntry,
     TextBlock,
 )
 from agents_memory.errors import AgentsMemoryError
-from agents_memory.install import codex_trust, services
+from agents_memory.install import services
 from agents_memory.install.edits import (
     ConfigFileError,
     Record,
@@ -48,7 +50,6 @@ from agents_memory.install.fileio import Backups, Manifest, read_text, write_ato
 log = logging.getLogger(__name__)
 
 Action = Literal["install", "uninstall"]
-CODEX_TRUST = "codex-hook-trust"
 _PLACEHOLDER_COMMANDS = Commands(Path("memory-capture"), Path("mcp-agents-memory"))
 
 
@@ -121,13 +122,12 @@ class Report:
 @dataclass(slots=True)
 class Installer:
     """Applies plans under ``home``. ``systemctl`` is ``None`` where there is no systemd;
-    ``codex_lister`` is ``None`` where ``codex`` is not on PATH."""
+    ``which`` finds the clients (and the tools their post-install steps run) on PATH."""
 
     home: Path
     commands: Commands
     state_dir: Path
     systemctl: services.SystemctlRunner | None = None
-    codex_lister: codex_trust.HookLister | None = None
     cold_path: bool = True
     which: Callable[[str], str | None] = shutil.which
     stamp: str = field(default_factory=lambda: datetime.now().strftime("%Y%m%dT%H%M%S"))
@@ -143,14 +143,24 @@ class Installer:
             return True
         return any(self.which(b) for b in adapter.binaries)
 
-    def plans(self, action: Action, platforms: Iterable[str] = ()) -> list[InstallPlan]:
+    def adapters(self, action: Action, platforms: Iterable[str] = ()) -> list[Adapter]:
+        """The clients to act on: those named, else (install) the detected or (uninstall) all."""
         chosen = list(platforms)
-        if not chosen:
-            chosen = self.detect() if action == "install" else [a.name for a in all_adapters()]
-        plans = [get_adapter(name).install_plan(self.home, self.commands) for name in chosen]
+        if chosen:
+            return [get_adapter(name) for name in chosen]
+        return [a for a in all_adapters() if action == "uninstall" or self._present(a)]
+
+    def plans(
+        self, action: Action, platforms: Iterable[str] = (), adapters: list[Adapter] | None = None
+    ) -> list[InstallPlan]:
+        """The chosen clients' (or ``adapters``') plans, then the units' plan (install with
+        systemd; a full uninstall)."""
+        platforms = tuple(platforms)
+        chosen = self.adapters(action, platforms) if adapters is None else adapters
+        plans = [a.install_plan(self.home, self.commands) for a in chosen]
         if action == "install" and self.systemctl is not None:
             plans.append(services.unit_plan(self.home, self.commands, cold_path=self.cold_path))
-        elif action == "uninstall" and not list(platforms):
+        elif action == "uninstall" and not platforms:
             plans.append(services.removal_plan(self.home))
         return plans
 
@@ -169,11 +179,12 @@ class Installer:
         platforms = tuple(platforms)
         manifest = Manifest.load(self.state_dir)
         report = Report(action, dry_run)
-        plans = self.plans(action, platforms)
-        for plan in plans:
-            report.clients.append(self._render(plan, action, manifest))
+        chosen = self.adapters(action, platforms)
+        adapters = {a.name: a for a in chosen}
+        for plan in self.plans(action, platforms, chosen):
+            report.clients.append(self._render(plan, action, manifest, adapters.get(plan.platform)))
         if dry_run:
-            report.notes.extend(self._dry_run_notes(action, plans))
+            report.notes.extend(self._dry_run_notes(action, chosen))
             return report
         if confirm is not None and report.changes and not confirm(report):
             report.clients = [ClientOutcome(c.platform, error=c.error) for c in report.clients]
@@ -185,9 +196,11 @@ class Installer:
         for client in report.clients:
             self._apply(client.changes, manifest, backups, action)
         if action == "install":
-            for plan, client in zip(plans, report.clients, strict=True):
-                if CODEX_TRUST in plan.followups and client.error is None:
-                    client.notes.extend(self._trust_codex(client, manifest, backups))
+            for client in report.clients:
+                adapter = adapters.get(client.platform)
+                if adapter is not None and client.error is None:
+                    ctx = self._context(client, manifest, backups)
+                    client.notes.extend(adapter.post_install(ctx))
             report.notes.extend(self._start_services(report))
         elif not platforms and self.systemctl is not None and report.changes:
             services.reload(self.systemctl)
@@ -195,10 +208,12 @@ class Installer:
         report.backups = list(backups.made.values())
         return report
 
-    def _render(self, plan: InstallPlan, action: Action, manifest: Manifest) -> ClientOutcome:
+    def _render(
+        self, plan: InstallPlan, action: Action, manifest: Manifest, adapter: Adapter | None
+    ) -> ClientOutcome:
         outcome = ClientOutcome(plan.platform, notes=list(plan.notes))
         try:
-            for edit in self._edits(plan, action, manifest):
+            for edit in self._edits(plan, action, adapter):
                 before = read_text(edit.path)
                 if action == "install":
                     rendered = render_install(edit, before)
@@ -219,20 +234,12 @@ class Installer:
             outcome.error = f"{exc}; skipped, nothing written for this client"
         return outcome
 
-    def _edits(self, plan: InstallPlan, action: Action, manifest: Manifest) -> list[FileEdit]:
-        """The plan's edits, one per file; for a Codex uninstall also the trust entries of our
-        hooks at their current positions."""
+    def _edits(self, plan: InstallPlan, action: Action, adapter: Adapter | None) -> list[FileEdit]:
+        """The plan's edits, one per file; for an uninstall also the adapter's own (what its
+        post-install step added, as it is now)."""
         edits = list(plan.edits)
-        if action == "uninstall" and CODEX_TRUST in plan.followups:
-            hooks_json = self.home / ".codex" / "hooks.json"
-            text = read_text(hooks_json)
-            try:
-                data = json.loads(text) if text else {}
-            except ValueError as exc:
-                raise ConfigFileError(f"{hooks_json}: not valid JSON ({exc})") from exc
-            keys = codex_trust.hook_keys(hooks_json, data, resolved_too=True)
-            entries = tuple(OwnedEntry(("hooks", "state", k), {}) for k in keys)
-            edits.append(FileEdit(self.home / ".codex" / "config.toml", "toml", entries))
+        if action == "uninstall" and adapter is not None:
+            edits.extend(adapter.uninstall_edits(self.home, read_text))
         merged: dict[Path, FileEdit] = {}
         for edit in edits:
             first = merged.get(edit.path)
@@ -258,46 +265,23 @@ class Installer:
 
     # --- follow-ups ---------------------------------------------------------------------------
 
-    def _trust_codex(
+    def _context(
         self, client: ClientOutcome, manifest: Manifest, backups: Backups
-    ) -> list[str]:
-        codex_home = self.home / ".codex"
-        hooks_json, config = codex_home / "hooks.json", codex_home / "config.toml"
-        if self.codex_lister is None:
-            return [] if _codex_trust_entry(self.home) else [codex_trust.TRUST_INSTRUCTION]
-        try:
-            listed = self.codex_lister(codex_home, self.home)
-            todo = codex_trust.untrusted_ours(listed, hooks_json)
-            edit = codex_trust.trust_edit(config, todo)
-            if edit is None:
-                return self._trust_check(listed, hooks_json)
-            before = read_text(config)
+    ) -> InstallContext:
+        """What an adapter's post-install step writes through: each edit rendered, backed up,
+        written, recorded as ours and shown among ``client``'s changes."""
+
+        def apply(edit: FileEdit) -> None:
+            before = read_text(edit.path)
             rendered = render_install(edit, before)
             rendered.record.owned_keys |= {
                 entry.path for entry in edit.entries if isinstance(entry, OwnedEntry)
             }
-            change = Change("codex-cli", config, "hook trust", before, *rendered.parts())
+            change = Change(client.platform, edit.path, edit.summary, before, *rendered.parts())
             self._apply([change], manifest, backups, "install")
             client.changes.append(change)
-            remaining = codex_trust.untrusted_ours(
-                self.codex_lister(codex_home, self.home), hooks_json
-            )
-        except (codex_trust.CodexRpcError, OSError, ConfigFileError) as exc:
-            return [f"could not record Codex hook trust ({exc}). {codex_trust.TRUST_INSTRUCTION}"]
-        if remaining:
-            return [
-                f"Codex still reports {len(remaining)} hook(s) untrusted. "
-                + codex_trust.TRUST_INSTRUCTION
-            ]
-        return [f"trusted {len(todo)} Codex hook(s) (verified with `codex app-server`)"]
 
-    def _trust_check(self, listed: list[dict[str, Any]], hooks_json: Path) -> list[str]:
-        if codex_trust.listed_ours(listed, hooks_json):
-            return []
-        return [
-            f"Codex does not list the hooks in {hooks_json}; are hooks enabled "
-            "(`[features] hooks = true` in ~/.codex/config.toml)?"
-        ]
+        return InstallContext(self.home, False, self.which, read_text, apply)
 
     def _start_services(self, report: Report) -> list[str]:
         if self.systemctl is None or self.systemctl(["show-environment"]) != 0:
@@ -321,20 +305,21 @@ class Installer:
         ]
         return services.stop(self.systemctl, present)
 
-    def _dry_run_notes(self, action: Action, plans: list[InstallPlan]) -> list[str]:
+    def _dry_run_notes(self, action: Action, adapters: list[Adapter]) -> list[str]:
         notes = ["dry run: nothing was written"]
         if action == "install":
-            if any(CODEX_TRUST in p.followups for p in plans):
-                notes.append(
-                    "would ask `codex app-server` for the new hooks' hashes and trust them"
-                    if self.codex_lister is not None
-                    else codex_trust.TRUST_INSTRUCTION
-                )
+            ctx = InstallContext(self.home, True, self.which, read_text, _no_writes)
+            for adapter in adapters:
+                notes.extend(adapter.post_install(ctx))
             if self.systemctl is None:
                 notes.append(services.how_to_run(self.commands, self.state_dir))
             else:
                 notes.append(f"would run `systemctl --user enable --now {services.CAPTURE_UNIT}`")
         return notes
+
+
+def _no_writes(edit: FileEdit) -> None:
+    raise OSError(f"a dry run writes nothing ({edit.path})")
 
 
 # --- for status and the daemon -------------------------------------------------------------------
@@ -349,7 +334,8 @@ def _shown(home: Path, path: Path) -> str:
 
 def installed_entries(home: Path) -> dict[str, list[str]]:
     """Per platform (and ``systemd``), our entries present under ``home``, e.g.
-    ``"~/.claude/settings.json: SessionStart hook"``; an empty list when none."""
+    ``"~/.<client>/settings.json: SessionStart hook"``, and the extras the adapter reports; an
+    empty list when none."""
     found: dict[str, list[str]] = {}
     for adapter in all_adapters():
         entries: list[str] = []
@@ -361,8 +347,8 @@ def installed_entries(home: Path) -> dict[str, list[str]]:
                 entries.append(f"{_shown(home, edit.path)}: unreadable")
                 continue
             entries.extend(f"{_shown(home, edit.path)}: {name}" for name in names)
-        if adapter.name == "codex-cli":
-            entries.extend(_codex_trust_entry(home))
+        extras = adapter.installed_extras(home, read_text)
+        entries.extend(f"{_shown(home, path)}: {what}" for path, what in extras)
         found[adapter.name] = entries
     directory = services.unit_dir(home)
     found[services.PLATFORM] = [
@@ -373,20 +359,10 @@ def installed_entries(home: Path) -> dict[str, list[str]]:
     return found
 
 
-def _codex_trust_entry(home: Path) -> list[str]:
-    hooks_json, config = home / ".codex" / "hooks.json", home / ".codex" / "config.toml"
-    try:
-        text = read_text(hooks_json)
-        keys = codex_trust.hook_keys(hooks_json, json.loads(text) if text else {})
-        trusted = codex_trust.has_trust_entries(read_text(config), keys)
-    except (ConfigFileError, ValueError):
-        return []
-    return [f"{_shown(home, config)}: hook trust"] if trusted else []
-
-
 def refresh_context_blocks(home: Path, brief_text: str) -> list[Path]:
-    """Rewrite the content between our markers in the installed Grok/Antigravity context files
-    (atomically; files without our block are left alone). Returns the files that changed."""
+    """Rewrite the content between our markers in the installed context files (the plans'
+    ``text-block`` edits), atomically; files without our block are left alone. Returns the
+    files that changed."""
     changed: list[Path] = []
     for adapter in all_adapters():
         for edit in adapter.install_plan(home, _PLACEHOLDER_COMMANDS).edits:

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agents_memory.adapters import get_adapter
 from agents_memory.adapters.antigravity import AntigravityAdapter
 from agents_memory.adapters.base import ParseResult
 
@@ -89,25 +88,6 @@ def test_real_fixture_yields_the_request_and_the_planner_answer(tmp_path: Path) 
     assert (result.issues, dict(result.unknown_kinds)) == ([], {})
     assert result.resume_offset == FIXTURE.stat().st_size
     assert result.state == {"model": "Gemini 3.5 Flash (Medium)"}
-
-
-def test_real_fixture_parsed_in_chunks_matches_one_parse(tmp_path: Path) -> None:
-    path = transcript(tmp_path)
-    shutil.copy(FIXTURE, path)
-    data = path.read_bytes()
-    whole = parse(path)
-    assert parse(path).turns == whole.turns
-    for split in [i + 1 for i, byte in enumerate(data) if byte == ord("\n")][:-1]:
-        first = parse(path, data[:split])
-        second = parse(path, data[split:], offset=split, state=first.state)
-        assert first.turns + second.turns == whole.turns, split
-
-
-def test_registry_returns_the_antigravity_adapter() -> None:
-    assert isinstance(get_adapter("antigravity"), AntigravityAdapter)
-
-
-# -- rules ---------------------------------------------------------------------------------------
 
 
 def test_settings_change_alone_is_no_turn_but_switches_the_model(tmp_path: Path) -> None:

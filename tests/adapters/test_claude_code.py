@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from agents_memory.adapters import get_adapter
 from agents_memory.adapters.base import ParseResult, Turn
 from agents_memory.adapters.claude_code import ClaudeCodeAdapter
 
@@ -31,34 +29,6 @@ def parse(path: Path, data: bytes | None = None, *, final: bool = True) -> Parse
 
 def by_role(turns: list[Turn], role: str) -> list[Turn]:
     return [t for t in turns if t.role == role]
-
-
-def read_in_chunks(path: Path, data: bytes, cuts: list[int]) -> dict[str, Turn]:
-    """Feed ``data`` as the daemon would: up to each cut, resuming where the adapter says."""
-    store: dict[str, Turn] = {}
-    cursor, state = 0, dict[str, Any]()
-    for cut in [*cuts, len(data)]:
-        if cut <= cursor:
-            continue
-        result = ADAPTER.parse(
-            path, data[cursor:cut], offset=cursor, state=state, final=cut == len(data)
-        )
-        assert cursor <= result.resume_offset <= cut
-        store.update({t.external_uuid: t for t in result.turns})  # the store upserts by key
-        cursor, state = result.resume_offset, result.state
-    assert cursor == len(data)
-    return store
-
-
-def line_ends(data: bytes) -> list[int]:
-    return [i + 1 for i, byte in enumerate(data) if byte == 0x0A][:-1]
-
-
-def test_registry_returns_the_claude_code_adapter() -> None:
-    adapter = get_adapter("claude-code")
-    assert isinstance(adapter, ClaudeCodeAdapter)
-    assert adapter.name == "claude-code"
-    assert adapter.read_mode(Path("x.jsonl")) == "append"
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
@@ -252,29 +222,6 @@ def test_composite_drift_file_skips_meta_summaries_and_synthetic_but_keeps_image
         "Listing the files.",
     ]
     assert all(t.model != "<synthetic>" for t in result.turns)
-
-
-@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
-def test_parsing_twice_yields_the_same_keys_and_texts(path: Path) -> None:
-    first, second = parse(path).turns, parse(path).turns
-    assert first == second
-    assert len({t.external_uuid for t in first}) == len(first)
-
-
-@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
-def test_reading_in_two_chunks_at_any_line_boundary_matches_one_read(path: Path) -> None:
-    data = path.read_bytes()
-    whole = {t.external_uuid: t for t in parse(path, data).turns}
-    ends = line_ends(data)
-    for cut in ends if len(ends) <= 40 else ends[:: len(ends) // 40 + 1]:
-        assert read_in_chunks(path, data, [cut]) == whole, cut
-
-
-def test_reading_line_by_line_matches_one_read() -> None:
-    path = CLAUDE / "spotter_v2.1.38_parent_with_agent_progress.jsonl"
-    data = path.read_bytes()
-    whole = {t.external_uuid: t for t in parse(path, data).turns}
-    assert read_in_chunks(path, data, line_ends(data)) == whole
 
 
 def _line(**fields: object) -> bytes:

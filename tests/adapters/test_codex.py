@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import zstandard
 
-from agents_memory.adapters import get_adapter
 from agents_memory.adapters.base import ParseResult, Turn
 from agents_memory.adapters.codex import CodexAdapter
 
@@ -38,29 +37,6 @@ def parse(path: Path, data: bytes | None = None) -> ParseResult:
 
 def by_role(turns: list[Turn], role: str) -> list[Turn]:
     return [t for t in turns if t.role == role]
-
-
-def line_ends(data: bytes) -> list[int]:
-    return [i + 1 for i, byte in enumerate(data) if byte == 0x0A][:-1]
-
-
-def read_in_chunks(path: Path, data: bytes, cuts: list[int]) -> dict[str, Turn]:
-    store: dict[str, Turn] = {}
-    cursor, state = 0, dict[str, Any]()
-    for cut in [*cuts, len(data)]:
-        result = ADAPTER.parse(
-            path, data[cursor:cut], offset=cursor, state=state, final=cut == len(data)
-        )
-        assert result.resume_offset == cut
-        store.update({t.external_uuid: t for t in result.turns})
-        cursor, state = result.resume_offset, json.loads(json.dumps(result.state))
-    return store
-
-
-def test_registry_returns_the_codex_adapter() -> None:
-    adapter = get_adapter("codex-cli")
-    assert isinstance(adapter, CodexAdapter)
-    assert adapter.name == "codex-cli"
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
@@ -153,23 +129,6 @@ def test_composite_drift_file_counts_no_unknown_kinds_and_never_doubles_a_turn()
     assert texts.count(("user", "List the files")) == 1  # event + response_item twin
     assert texts.count(("assistant", "Found 2 files.")) == 1
     assert result.turns[1].model == "gpt-5.6-luna"
-
-
-@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
-def test_parsing_twice_and_in_two_chunks_yields_the_same_turns(path: Path) -> None:
-    data = path.read_bytes()
-    whole = {t.external_uuid: t for t in parse(path, data).turns}
-    assert len(whole) == len(parse(path, data).turns)
-    assert {t.external_uuid: t for t in parse(path, data).turns} == whole
-    ends = line_ends(data)
-    for cut in ends if len(ends) <= 40 else ends[:: len(ends) // 40 + 1]:
-        assert read_in_chunks(path, data, [cut]) == whole, cut
-
-
-def test_reading_line_by_line_carries_session_model_and_cwd_in_state() -> None:
-    data = VSCODE.read_bytes()
-    whole = {t.external_uuid: t for t in parse(VSCODE, data).turns}
-    assert read_in_chunks(VSCODE, data, line_ends(data)) == whole
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)

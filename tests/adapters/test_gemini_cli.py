@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from agents_memory.adapters import get_adapter
 from agents_memory.adapters.base import ParseResult
 from agents_memory.adapters.gemini_cli import GeminiCliAdapter
 
@@ -169,38 +168,11 @@ def test_generated_hook_context_is_cut_from_the_prompt_it_prefixes() -> None:
     assert (first.role, first.text, first.raw_text) == ("user", "hello", None)
 
 
-def test_registry_returns_the_gemini_adapter() -> None:
-    assert isinstance(get_adapter("gemini-cli"), GeminiCliAdapter)
-    assert adapter.name == "gemini-cli"
-
-
-# -- stable ids ----------------------------------------------------------------------------------
-
-JSONL_FIXTURES = [e.path for e in EXPECTED if e.path.suffix == ".jsonl"]
-
-
 def final_texts(results: list[ParseResult]) -> dict[str, str]:
     texts: dict[str, str] = {}
     for result in results:
         texts.update((t.external_uuid, t.text) for t in result.turns)
     return texts
-
-
-@pytest.mark.parametrize("path", [e.path for e in EXPECTED], ids=lambda p: p.name)
-def test_same_file_parsed_twice_yields_the_same_turns(path: Path) -> None:
-    assert parse(path).turns == parse(path).turns
-
-
-@pytest.mark.parametrize("path", JSONL_FIXTURES, ids=lambda p: p.name)
-def test_chunked_reads_at_every_line_boundary_match_one_read(path: Path) -> None:
-    data = path.read_bytes()
-    whole = final_texts([parse(path, data)])
-    boundaries = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")][:-1]
-    for split in boundaries:
-        first = parse(path, data[:split])
-        assert first.resume_offset == split
-        second = parse(path, data[split:], offset=split, state=first.state)
-        assert final_texts([first, second]) == whole, split
 
 
 def test_legacy_json_is_read_whole_and_jsonl_appended() -> None:

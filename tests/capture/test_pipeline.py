@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agents_memory.adapters import all_adapters, get_adapter
+from agents_memory.adapters import all_adapters, get_adapter, names
 from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
@@ -241,7 +241,7 @@ def test_two_ingestors_racing_on_one_file_store_each_turn_once(
         assert sorted(_messages(conn)) == sorted(expected_texts(300))
 
 
-@pytest.mark.parametrize("name", ["claude-code", "codex-cli", "gemini-cli", "grok", "antigravity"])
+@pytest.mark.parametrize("name", names())
 def test_every_adapter_finds_its_fixture_files(name: str, tmp_path: Path) -> None:
     lay_out_fixture_home(tmp_path)
     catalog = Catalog([get_adapter(name)], tmp_path)

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import shutil
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from agents_memory.install import codex_trust
+from agents_memory.adapters import codex_trust
 from agents_memory.install.edits import render_install
 from agents_memory.install.installer import installed_entries
 from tests.install.conftest import CODEX_CONFIG, fake_codex, seed_home
+
+
+def finds(codex: Path | str) -> Callable[[str], str | None]:
+    """A PATH lookup that finds only ``codex``."""
+    return lambda name: str(codex) if name == "codex" else None
 
 
 def trust_state(home: Path) -> dict[str, dict[str, str]]:
@@ -79,7 +85,7 @@ def test_install_trusts_our_hooks_through_codex_and_uninstall_forgets_them(
     seed_home(home)
     codex = fake_codex(tmp_path / "bin")
     lister = codex_trust.app_server_lister(str(codex), home, timeout=20)
-    report = make_installer(codex_lister=lister).run("install", ("codex-cli",))
+    report = make_installer(which=finds(codex)).run("install", ("codex-cli",))
     assert not report.errors
     notes = report.clients[0].notes
     assert notes == ["trusted 2 Codex hook(s) (verified with `codex app-server`)"]
@@ -97,17 +103,17 @@ def test_install_trusts_our_hooks_through_codex_and_uninstall_forgets_them(
     config_text = (home / ".codex" / "config.toml").read_text("utf-8")
     assert "# Codex settings — hand edited" in config_text
 
-    again = make_installer(codex_lister=lister).run("install", ("codex-cli",))
+    again = make_installer(which=finds(codex)).run("install", ("codex-cli",))
     assert again.changes == [] and again.clients[0].notes == []
 
-    make_installer(codex_lister=lister).run("uninstall", ("codex-cli",))
+    make_installer(which=finds(codex)).run("uninstall", ("codex-cli",))
     assert (home / ".codex" / "config.toml").read_text("utf-8") == CODEX_CONFIG
 
 
 def test_a_stale_trusted_hash_is_replaced(home: Path, make_installer, tmp_path: Path) -> None:
     codex = fake_codex(tmp_path / "bin")
     lister = codex_trust.app_server_lister(str(codex), home, timeout=20)
-    make_installer(codex_lister=lister).run("install", ("codex-cli",))
+    make_installer(which=finds(codex)).run("install", ("codex-cli",))
     config = home / ".codex" / "config.toml"
     hooks_json = home / ".codex" / "hooks.json"
     stale = config.read_text("utf-8").replace(
@@ -116,7 +122,7 @@ def test_a_stale_trusted_hash_is_replaced(home: Path, make_installer, tmp_path: 
     config.write_text(stale, encoding="utf-8")  # what an older hook command left behind
     mine = codex_trust.listed_ours(lister(home / ".codex", home), hooks_json)
     assert "modified" in {h["trustStatus"] for h in mine}
-    report = make_installer(codex_lister=lister).run("install", ("codex-cli",))
+    report = make_installer(which=finds(codex)).run("install", ("codex-cli",))
     assert report.clients[0].notes == ["trusted 1 Codex hook(s) (verified with `codex app-server`)"]
     mine = codex_trust.listed_ours(lister(home / ".codex", home), hooks_json)
     assert {h["trustStatus"] for h in mine} == {"trusted"}
@@ -136,8 +142,7 @@ def test_an_unanswering_codex_degrades_to_the_instruction(
     from tests.install.conftest import make_executable
 
     broken = make_executable(tmp_path / "bin" / "codex", "#!/bin/sh\nexit 3\n")
-    lister = codex_trust.app_server_lister(str(broken), home, timeout=5)
-    report = make_installer(codex_lister=lister).run("install", ("codex-cli",))
+    report = make_installer(which=finds(broken)).run("install", ("codex-cli",))
     assert not report.errors
     (note,) = report.clients[0].notes
     assert note.startswith("could not record Codex hook trust") and "/hooks" in note
@@ -152,7 +157,7 @@ def test_real_codex_trusts_the_installed_hooks(home: Path, make_installer) -> No
 
         codex = str(installed_cli("codex-cli").bin_dir / "codex")
     lister = codex_trust.app_server_lister(codex, home, timeout=60)
-    report = make_installer(codex_lister=lister).run("install", ("codex-cli",))
+    report = make_installer(which=finds(codex)).run("install", ("codex-cli",))
     assert not report.errors, report.errors
     hooks_json = home / ".codex" / "hooks.json"
     mine = codex_trust.listed_ours(lister(home / ".codex", home), hooks_json)

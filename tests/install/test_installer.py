@@ -8,12 +8,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agents_memory.adapters import names
 from agents_memory.adapters.base import BLOCK_BEGIN, BLOCK_END, Commands, is_our_hook_command
 from agents_memory.install.fileio import BACKUP_TAG
 from agents_memory.install.installer import installed_entries, refresh_context_blocks
 from tests.install.conftest import CODEX_CONFIG, GROK_CONFIG, load, seed_home
 
-ALL = ("claude-code", "codex-cli", "gemini-cli", "grok", "antigravity")
+ALL = tuple(names())
 
 
 def without_ours(value: Any) -> Any:
@@ -300,14 +301,7 @@ def test_declining_the_confirmation_writes_nothing(home: Path, make_installer) -
 
 
 def test_installed_entries_names_what_is_present(home: Path, make_installer) -> None:
-    assert installed_entries(home) == {
-        "claude-code": [],
-        "codex-cli": [],
-        "gemini-cli": [],
-        "grok": [],
-        "antigravity": [],
-        "systemd": [],
-    }
+    assert installed_entries(home) == {**{name: [] for name in names()}, "systemd": []}
     seed_home(home)
     make_installer().run("install", ("claude-code", "grok"))
     entries = installed_entries(home)

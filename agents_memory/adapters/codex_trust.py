@@ -7,6 +7,9 @@ Codex's own (a SHA-256 of a normalized, version-dependent serialization of the h
 do not compute it: we ask Codex. ``codex app-server`` answers the JSON-RPC method ``hooks/list``
 with each hook's ``key``, ``currentHash`` and ``trustStatus``; we write the hash of each of our
 untrusted hooks back. Without ``codex`` on ``PATH`` the user trusts them once in ``/hooks``.
+
+:func:`trust_hooks`, :func:`trust_removal` and :func:`trust_entries` are the Codex adapter's
+post-install, uninstall and status steps; the installer lends them its file access.
 """
 
 from __future__ import annotations
@@ -21,7 +24,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from agents_memory.adapters.base import FileEdit, OwnedEntry, is_our_hook_command
+from agents_memory.adapters.base import (
+    ConfigFileError,
+    FileEdit,
+    InstallContext,
+    OwnedEntry,
+    Reader,
+    is_our_hook_command,
+)
 
 HookLister = Callable[[Path, Path], list[dict[str, Any]]]
 """``(codex_home, cwd) -> hooks`` as ``hooks/list`` reports them (flattened)."""
@@ -35,6 +45,81 @@ _EVENT_LABELS = {"SessionStart": "session_start", "Stop": "stop", "SessionEnd": 
 
 class CodexRpcError(RuntimeError):
     pass
+
+
+def _files(home: Path) -> tuple[Path, Path]:
+    """``hooks.json`` and ``config.toml`` of the Codex home under ``home``."""
+    return home / ".codex" / "hooks.json", home / ".codex" / "config.toml"
+
+
+# --- the adapter's install steps -----------------------------------------------------------
+
+
+def trust_hooks(ctx: InstallContext) -> list[str]:
+    """Ask ``codex app-server`` for our hooks' hashes, trust them, verify; notes for the user
+    (the instruction to trust them in ``/hooks`` when Codex cannot be asked)."""
+    codex = ctx.which("codex")
+    if ctx.dry_run or codex is None:
+        return _without_asking(ctx, codex)
+    lister = app_server_lister(codex, ctx.home)
+    codex_home = ctx.home / ".codex"
+    hooks_json, config = _files(ctx.home)
+    try:
+        listed = lister(codex_home, ctx.home)
+        todo = untrusted_ours(listed, hooks_json)
+        edit = trust_edit(config, todo)
+        if edit is None:
+            return _trust_check(listed, hooks_json)
+        ctx.apply(edit)
+        remaining = untrusted_ours(lister(codex_home, ctx.home), hooks_json)
+    except (CodexRpcError, OSError, ConfigFileError) as exc:
+        return [f"could not record Codex hook trust ({exc}). {TRUST_INSTRUCTION}"]
+    if remaining:
+        return [f"Codex still reports {len(remaining)} hook(s) untrusted. " + TRUST_INSTRUCTION]
+    return [f"trusted {len(todo)} Codex hook(s) (verified with `codex app-server`)"]
+
+
+def _without_asking(ctx: InstallContext, codex: str | None) -> list[str]:
+    """The notes of a dry run, or of a run without ``codex`` on PATH."""
+    if codex is not None:
+        return ["would ask `codex app-server` for the new hooks' hashes and trust them"]
+    if not ctx.dry_run and trust_entries(ctx.home, ctx.read_text):
+        return []
+    return [TRUST_INSTRUCTION]
+
+
+def _trust_check(listed: list[dict[str, Any]], hooks_json: Path) -> list[str]:
+    if listed_ours(listed, hooks_json):
+        return []
+    return [
+        f"Codex does not list the hooks in {hooks_json}; are hooks enabled "
+        "(`[features] hooks = true` in ~/.codex/config.toml)?"
+    ]
+
+
+def trust_removal(home: Path, read_text: Reader) -> list[FileEdit]:
+    """The ``config.toml`` edit that removes the trust entries of our hooks at their current
+    positions (and under the symlink-free path)."""
+    hooks_json, config = _files(home)
+    text = read_text(hooks_json)
+    try:
+        data = json.loads(text) if text else {}
+    except ValueError as exc:
+        raise ConfigFileError(f"{hooks_json}: not valid JSON ({exc})") from exc
+    keys = hook_keys(hooks_json, data, resolved_too=True)
+    return [FileEdit(config, "toml", tuple(OwnedEntry(("hooks", "state", k), {}) for k in keys))]
+
+
+def trust_entries(home: Path, read_text: Reader) -> list[tuple[Path, str]]:
+    """``[(config.toml, "hook trust")]`` when every hook of ours has a trusted hash there."""
+    hooks_json, config = _files(home)
+    try:
+        text = read_text(hooks_json)
+        keys = hook_keys(hooks_json, json.loads(text) if text else {})
+        trusted = has_trust_entries(read_text(config), keys)
+    except (ConfigFileError, ValueError):
+        return []
+    return [(config, "hook trust")] if trusted else []
 
 
 def app_server_lister(codex: str, home: Path, timeout: float = 30.0) -> HookLister:

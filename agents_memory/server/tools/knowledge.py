@@ -1,0 +1,95 @@
+"""``manage_knowledge`` and ``save_message``: what an agent stores on purpose."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+from agents_memory.adapters import all_adapters, platform_for_client
+from agents_memory.server import knowledge_tools
+from agents_memory.server.tools.context import ServerContext, client_platform, state_of
+
+
+def _and_list(words: Sequence[str]) -> str:
+    if len(words) < 2:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def save_message_help(captured: Collection[str]) -> str:
+    """``save_message``'s description, naming the clients captured automatically."""
+    shown = [a.display_name for a in all_adapters() if a.name in captured]
+    are = f"{_and_list(shown)} {'is' if len(shown) == 1 else 'are'}" if shown else "none is"
+    return (
+        "Only for clients whose conversations are NOT captured automatically "
+        f"({are}): store one conversation turn."
+    )
+
+
+def register(server: MCPServer[Any], *, captured: Collection[str]) -> None:
+    @server.tool()
+    def manage_knowledge(
+        ctx: ServerContext,
+        action: Annotated[
+            Literal["add", "update", "remove"],
+            Field(
+                description="add a pinned memory or profile line; update its text; remove it "
+                "(archived, recoverable)."
+            ),
+        ],
+        target: Annotated[
+            Literal["memory", "sub_profile"],
+            Field(
+                description="memory: a pinned fact; sub_profile: the user's current-work profile."
+            ),
+        ] = "memory",
+        content: Annotated[
+            str | None, Field(description="The text (add/update). Write it as a standalone fact.")
+        ] = None,
+        memory_id: Annotated[
+            int | None,
+            Field(description="The memory's id from search_memory (update/remove of a memory)."),
+        ] = None,
+        agent_model: Annotated[str | None, Field(description="Your model id, if known.")] = None,
+    ) -> knowledge_tools.KnowledgeResult:
+        """Remember something on purpose (the user asked, or a durable fact or decision),
+        correct it, or forget it. Pinned memories always appear in the brief."""
+        return knowledge_tools.manage_knowledge(
+            state_of(ctx),
+            action=action,
+            target=target,
+            content=content,
+            memory_id=memory_id,
+            platform=client_platform(ctx),
+            model=agent_model,
+        )
+
+    @server.tool(description=save_message_help(captured))
+    def save_message(
+        ctx: ServerContext,
+        role: Annotated[Literal["user", "assistant"], Field(description="Who said it.")],
+        message: Annotated[str, Field(description="The turn's full text.")],
+        agent_model: Annotated[str | None, Field(description="Your model id.")] = None,
+        agent_platform: Annotated[
+            str | None, Field(description="Your client's name if the server cannot tell.")
+        ] = None,
+        session_id: Annotated[str | None, Field(description="Your session id, if any.")] = None,
+        subagent: Annotated[bool, Field(description="true when a subagent speaks.")] = False,
+        subagent_model: Annotated[str | None, Field(description="The subagent's model.")] = None,
+        subagent_role: Annotated[str | None, Field(description="The subagent's role.")] = None,
+    ) -> knowledge_tools.SaveResult:
+        platform = platform_for_client(agent_platform) or client_platform(ctx)
+        return knowledge_tools.save_message(
+            state_of(ctx),
+            role=role,
+            message=message,
+            platform=platform,
+            model=agent_model,
+            session_id=session_id,
+            subagent=subagent,
+            subagent_model=subagent_model,
+            subagent_role=subagent_role,
+        )

@@ -1,0 +1,65 @@
+"""``memory_startup``: the full memory brief for a new session."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+from agents_memory.recall.brief import BriefRequest, build_brief
+from agents_memory.server.tools.context import ServerContext, client_platform, state_of
+from agents_memory.store.knowledge import latest_model
+
+
+def register(server: MCPServer[Any]) -> None:
+    @server.tool()
+    def memory_startup(
+        ctx: ServerContext,
+        short_term_days: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                le=30,
+                description="Days of recent raw turns to include (default: the "
+                "configured SHORT_TERM_DAYS, usually 3).",
+            ),
+        ] = None,
+        agent_platform_filter: Annotated[
+            bool,
+            Field(
+                description="true (default): recent turns of this client and model first; "
+                "false: every agent's recent turns."
+            ),
+        ] = True,
+        agent_model: Annotated[
+            str | None,
+            Field(
+                description="Your model id, if you know it (e.g. claude-opus-4-6); picks your own "
+                "recent turns."
+            ),
+        ] = None,
+    ) -> str:
+        """Your memory brief for this session: the user's profile, pinned facts, active
+        projects, recent turns and open questions. Call it once at the start of a session."""
+        state = state_of(ctx)
+        platform = client_platform(ctx)
+        with state.pool.connection() as conn:
+            model = agent_model or (
+                latest_model(conn, state.user_id, platform, None) if platform else None
+            )
+            return build_brief(
+                conn,
+                state.settings,
+                state.user_id,
+                BriefRequest(
+                    platform=platform,
+                    model=model,
+                    device=state.settings.device_name,
+                    cwd=state.cwd,
+                    mode="full",
+                    max_chars=max(8000, int(state.settings.short_term_token_limit * 1.7) + 4000),
+                    short_term_days=short_term_days,
+                    same_agent_only=agent_platform_filter,
+                ),
+            )

@@ -9,10 +9,16 @@
     ├── EmbeddingMismatchError   vectors of another model or dimension (stored, or returned by
     │                            the endpoint); run ``reembed`` or fix ``EMBEDDING_DIM``
     ├── EmbeddingUnavailableError  the embedding backend cannot load or answer; search falls
-    │                            back to full-text only
+    │   │                        back to full-text only
+    │   └── EmbedderUnavailable  the Cold Path's embedder job found the backend failing even
+    │                            on a probe text: an outage, not a bad row (the job pauses)
+    ├── ReembedError             ``reembed`` cannot run (no pgvector, nothing to rebuild…)
+    ├── ColdPathBusy             another Cold Path worker holds the singleton lock
     └── AdapterError             an unknown platform name, or an adapter cannot do what was asked
 
 Parsers never raise for bad input lines: they report them and keep going.
+:func:`first_line` turns any exception (ours or a library's) into the one line a log or a
+``cold_error`` column shows.
 """
 
 from __future__ import annotations
@@ -42,5 +48,25 @@ class EmbeddingUnavailableError(AgentsMemoryError):
     pass
 
 
+class EmbedderUnavailable(EmbeddingUnavailableError):
+    pass
+
+
+class ReembedError(AgentsMemoryError):
+    pass
+
+
+class ColdPathBusy(AgentsMemoryError):
+    pass
+
+
 class AdapterError(AgentsMemoryError):
     pass
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-empty line of ``str(exc)``, else the exception's class name."""
+    for line in str(exc).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(exc).__name__

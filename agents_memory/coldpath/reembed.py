@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from agents_memory.errors import AgentsMemoryError
+from agents_memory.errors import ReembedError
 from agents_memory.store import coldqueue, vectors
 
 if TYPE_CHECKING:
@@ -29,10 +29,6 @@ log = logging.getLogger(__name__)
 
 MAX_INPUT_CHARS = 8000
 MAX_PASSES = 5
-
-
-class ReembedError(AgentsMemoryError):
-    pass
 
 
 @dataclass(frozen=True, slots=True)

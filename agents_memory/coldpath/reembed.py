@@ -69,8 +69,7 @@ def plan_reembed(
     target = vectors.reembed_target(conn)
     resume = target == (model, dim)
     same = status.model in (None, model) and status.column_dim == dim
-    rows_row = conn.execute("SELECT count(*) FROM memory").fetchone()
-    rows = int(rows_row[0]) if rows_row else 0
+    rows = coldqueue.count_memories(conn)
     if resume:
         rows = vectors.reembed_remaining(conn)
     nothing = None

@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NOTIFY_CHANNEL = "agents_memory_new"
 WAIT_SLICE_SEC = 0.25
 """How often a waiting worker looks at its stop flag."""
 MAX_DRAIN_PASSES = 100
@@ -109,7 +108,7 @@ class ColdPathWorker:
         conn = self._lock_connection()
         if not coldqueue.try_lock(conn):
             return False
-        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        coldqueue.listen_for_new_rows(conn)
         self.holding = True
         log.info("Cold Path lock taken on %s; this worker runs the jobs", self.settings.device_name)
         return True
@@ -274,7 +273,7 @@ class ColdPathWorker:
         while not self.stopping():
             left = deadline - time.monotonic()
             if left <= 0:
-                conn.execute("SELECT 1")  # a lost lock connection surfaces here at the latest
+                coldqueue.ping(conn)  # a lost lock connection surfaces here at the latest
                 return False
             woken = False
             for _note in conn.notifies(timeout=min(WAIT_SLICE_SEC, left), stop_after=1):

@@ -9,10 +9,16 @@
     ├── EmbeddingMismatchError   vectors of another model or dimension (stored, or returned by
     │                            the endpoint); run ``reembed`` or fix ``EMBEDDING_DIM``
     ├── EmbeddingUnavailableError  the embedding backend cannot load or answer; search falls
-    │                            back to full-text only
+    │   │                        back to full-text only
+    │   └── EmbedderUnavailable  the Cold Path's embedder job found the backend failing even
+    │                            on a probe text: an outage, not a bad row (the job pauses)
+    ├── ReembedError             ``reembed`` cannot run (no pgvector, nothing to rebuild…)
+    ├── ColdPathBusy             another Cold Path worker holds the singleton lock
     └── AdapterError             an unknown platform name, or an adapter cannot do what was asked
 
 Parsers never raise for bad input lines: they report them and keep going.
+:func:`first_line` turns any exception (ours or a library's) into the one line a log or a
+``cold_error`` column shows.
 """
 
 from __future__ import annotations
@@ -39,6 +45,18 @@ class EmbeddingMismatchError(AgentsMemoryError):
 
 
 class EmbeddingUnavailableError(AgentsMemoryError):
+    pass
+
+
+class EmbedderUnavailable(EmbeddingUnavailableError):
+    pass
+
+
+class ReembedError(AgentsMemoryError):
+    pass
+
+
+class ColdPathBusy(AgentsMemoryError):
     pass
 
 

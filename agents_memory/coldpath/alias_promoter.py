@@ -24,13 +24,13 @@ import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 from itertools import combinations
-from typing import Any
 
 import numpy as np
 
 from agents_memory.coldpath import prompts
 from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.dtag_promoter import promote_dtags
+from agents_memory.coldpath.replies import AliasJudgement
 from agents_memory.coldpath.text import jaccard, name_similarity
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
 from agents_memory.store import tag_signals as signals
@@ -171,14 +171,14 @@ def find_candidates(ctx: JobContext) -> list[Candidate]:
 def judge(ctx: JobContext, candidate: Candidate, report: JobReport) -> AliasVerdict:
     """The LLM judge's verdict, or the conservative rule without one."""
     samples: dict[int, list[SampleRow]] = {}
-    answer: dict[str, Any] | None = None
+    answer: AliasJudgement | None = None
     if ctx.llm is not None and ctx.llm.available:
         samples = signals.sample_rows(ctx.conn, [candidate.source.id, candidate.target.id])
-        answer = ctx.llm.complete_json(
+        answer = ctx.llm.complete(
             "project_alias_judge",
+            AliasJudgement,
             system=prompts.ALIAS_JUDGE_SYSTEM,
             user=_judge_prompt(candidate, samples),
-            schema=prompts.ALIAS_JUDGE_SCHEMA,
             max_tokens=500,
         )
     if answer is None:
@@ -189,25 +189,25 @@ def judge(ctx: JobContext, candidate: Candidate, report: JobReport) -> AliasVerd
         i for i, _ in candidate.statements
     }
     source, target = candidate.source, candidate.target
-    if answer.get("source_should_alias_target") is False and answer.get("same_project"):
+    if not answer.source_should_alias_target and answer.same_project:
         source, target = target, source
-    relation = str(answer.get("relation", "insufficient"))
-    if relation in QUALIFYING and not answer.get("same_project"):
+    relation: str = answer.relation
+    if relation in QUALIFYING and not answer.same_project:
         relation = "insufficient"
     if relation in QUALIFYING and set(candidate.signals) <= {"vector", "low_frequency"}:
         relation = "insufficient"  # vector similarity alone never makes one project
-    conflicts = [i for i in answer.get("conflict_memory_ids") or [] if i in shown]
-    confidence = min(1.0, max(0.0, float(answer.get("confidence", 0.0))))
+    conflicts = [i for i in answer.conflict_memory_ids if i in shown]
+    confidence = answer.confidence
     return AliasVerdict(
         source_tag_id=source.id,
         target_tag_id=target.id,
         relation=relation,
         confidence=confidence,
         candidate_sources=sorted(candidate.signals),
-        evidence_memory_ids=[i for i in answer.get("evidence_memory_ids") or [] if i in shown],
+        evidence_memory_ids=[i for i in answer.evidence_memory_ids if i in shown],
         conflict_memory_ids=conflicts,
         signals=dict(candidate.signals),
-        rationale=str(answer.get("rationale") or "")[:600] or None,
+        rationale=answer.rationale or None,
         model_name="llm",
         auto_apply_eligible=(
             candidate.explicit

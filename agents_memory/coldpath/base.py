@@ -7,20 +7,22 @@ rows (``FOR UPDATE SKIP LOCKED`` through functions in ``store/``), records per-r
 ``cold_error`` instead of raising, and reports what it did.
 
 LLM use goes through :class:`LLM` only: it enforces the per-role daily token budget, records
-usage, validates against the JSON schema and retries once; ``None`` from it means "use your
-heuristic for this row" (no LLM configured, over budget, or no valid answer).
+usage, validates the answer into the role's reply model (:mod:`.replies`) and retries once;
+``None`` from it means "use your heuristic for this row" (no LLM configured, over budget, or no
+valid answer).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 
+from agents_memory.coldpath.replies import ReplyT
 from agents_memory.config import Settings
 from agents_memory.store.coldqueue import JobReport
 
@@ -35,16 +37,16 @@ class LLM(Protocol):
     def available(self) -> bool:
         """An endpoint is configured (it may still be over budget for a role)."""
 
-    def complete_json(
+    def complete(
         self,
         role: str,
+        reply: type[ReplyT],
         *,
         system: str,
         user: str,
-        schema: Mapping[str, Any],
         max_tokens: int = 256,
-    ) -> dict[str, Any] | None:
-        """A schema-valid JSON object, or ``None``: fall back to the heuristic."""
+    ) -> ReplyT | None:
+        """A valid ``reply``, or ``None``: fall back to the heuristic."""
 
 
 @dataclass(slots=True)

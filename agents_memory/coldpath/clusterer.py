@@ -17,6 +17,7 @@ from datetime import timedelta
 
 from agents_memory.coldpath import prompts
 from agents_memory.coldpath.base import Job, JobContext
+from agents_memory.coldpath.replies import ClustererReply
 from agents_memory.coldpath.text import Turn, extractive_summary
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
 from agents_memory.store import summaries as store
@@ -121,15 +122,15 @@ class ClustererJob(Job):
     ) -> tuple[str, str]:
         limit = ctx.settings.clusterer_summary_max_chars
         if ctx.llm is not None and ctx.llm.available:
-            answer = ctx.llm.complete_json(
+            answer = ctx.llm.complete(
                 "clusterer",
+                ClustererReply,
                 system=prompts.CLUSTERER_SYSTEM,
                 user=_prompt(label, group, turns),
-                schema=prompts.CLUSTERER_SCHEMA,
                 max_tokens=600,
             )
-            text = answer.get("summary") if answer else None
-            if isinstance(text, str) and text.strip():
+            text = answer.summary if answer else None
+            if text and text.strip():
                 report.llm_calls += 1
                 return _bounded(text.strip(), limit), "llm"
         report.heuristic += 1

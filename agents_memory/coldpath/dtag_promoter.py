@@ -18,6 +18,7 @@ from typing import Any
 
 from agents_memory.coldpath import prompts
 from agents_memory.coldpath.base import JobContext
+from agents_memory.coldpath.replies import DtagClusters
 from agents_memory.coldpath.text import normalize_tag
 from agents_memory.coldpath.units import unit_of_work
 from agents_memory.store import tag_signals as signals
@@ -46,11 +47,11 @@ def promote_dtags(ctx: JobContext, report: JobReport) -> None:
     listing = "\n".join(
         f"- {tag} ({n} uses){' (project)' if tag in tag_names else ''}" for tag, n in counts
     )
-    answer = ctx.llm.complete_json(
+    answer = ctx.llm.complete(
         "clusterer",
+        DtagClusters,
         system=prompts.DTAG_CLUSTER_SYSTEM,
         user="Tags:\n" + listing,
-        schema=prompts.DTAG_CLUSTER_SCHEMA,
         max_tokens=4096,
     )
     if answer is None:
@@ -78,34 +79,31 @@ def promote_dtags(ctx: JobContext, report: JobReport) -> None:
 
 
 def clean_clusters(
-    answer: dict[str, Any], counts: dict[str, int], tag_names: set[str]
+    answer: DtagClusters, counts: dict[str, int], tag_names: set[str]
 ) -> list[dict[str, Any]]:
     """Keep what seed A allows: canonical among the inputs, members among the inputs and not
     already used, no project tag folded into another."""
     used: set[str] = set()
     kept: list[dict[str, Any]] = []
-    for raw in answer.get("clusters") or []:
-        canonical = normalize_tag(str(raw.get("canonical", "")))
+    for raw in answer.clusters:
+        canonical = normalize_tag(raw.canonical)
         if canonical is None or canonical not in counts or canonical in used:
             continue
         members = [canonical]
-        for item in raw.get("members") or []:
-            member = normalize_tag(str(item))
+        for item in raw.members:
+            member = normalize_tag(item)
             if member is None or member in used or member in members or member not in counts:
                 continue
             if member in tag_names:
                 continue  # an existing project tag is never folded into another
             members.append(member)
         used.update(members)
-        recommendation = raw.get("recommendation")
         kept.append(
             {
                 "canonical": canonical,
                 "members": members,
-                "recommendation": recommendation
-                if recommendation in ("project", "generic", "unsure")
-                else "unsure",
-                "rationale": str(raw.get("rationale") or "")[:300] or None,
+                "recommendation": raw.recommendation,
+                "rationale": raw.rationale or None,
             }
         )
     return kept

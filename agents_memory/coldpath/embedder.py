@@ -18,8 +18,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agents_memory.coldpath.base import Job, JobContext
+from agents_memory.coldpath.units import describe
 from agents_memory.config import Settings
-from agents_memory.errors import EmbeddingMismatchError
+from agents_memory.errors import EmbedderUnavailable, EmbeddingMismatchError
 from agents_memory.store import coldqueue, vectors
 from agents_memory.store.coldqueue import JobReport
 
@@ -30,10 +31,6 @@ log = logging.getLogger(__name__)
 
 MAX_INPUT_CHARS = 8000
 """Embedding input is cut here (seed A); the backends cut further to their own limits."""
-
-
-class EmbedderUnavailable(Exception):
-    """The backend fails even on a probe text: an outage, not a bad row."""
 
 
 class EmbedderJob(Job):
@@ -119,10 +116,10 @@ class EmbedderJob(Job):
         except Exception as exc:
             _probe(embedder, exc)
             if len(claimed) == 1:
-                coldqueue.record_row_error(ctx.conn, ids[0], self.name, _why(exc), now=ctx.now)
+                coldqueue.record_row_error(ctx.conn, ids[0], self.name, describe(exc), now=ctx.now)
                 return 0, 1
             log.warning(
-                "embedding a batch of %d failed (%s); retrying row by row", len(ids), _why(exc)
+                "embedding a batch of %d failed (%s); retrying row by row", len(ids), describe(exc)
             )
             done = failed = 0
             for item in claimed:
@@ -142,15 +139,10 @@ def _probe(embedder: Embedder, failure: BaseException) -> None:
     except EmbeddingMismatchError:
         raise
     except Exception as exc:
-        raise EmbedderUnavailable(_why(exc)) from failure
+        raise EmbedderUnavailable(describe(exc)) from failure
 
 
 def _backlog(ctx: JobContext) -> int:
     count = coldqueue.count_unembedded(ctx.conn)
     ctx.conn.rollback()
     return count
-
-
-def _why(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0] if text else 'no detail'}"

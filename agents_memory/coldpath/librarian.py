@@ -19,6 +19,7 @@ from typing import Any
 
 from agents_memory.coldpath import prompts
 from agents_memory.coldpath.base import Job, JobContext
+from agents_memory.coldpath.replies import LibrarianReply
 from agents_memory.coldpath.text import dominant_script
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
 from agents_memory.config import Settings
@@ -89,11 +90,11 @@ class LibrarianJob(Job):
             )
             current = get_profiles(conn, ctx.user_id)
         old = {"core_profile": current.core_profile, "sub_profile": current.sub_profile}
-        answer = ctx.llm.complete_json(
+        answer = ctx.llm.complete(
             "librarian",
+            LibrarianReply,
             system=prompts.LIBRARIAN_SYSTEM,
             user=_prompt(old, recent, anchors),
-            schema=prompts.LIBRARIAN_SCHEMA,
             max_tokens=settings.librarian_max_tokens,
         )
         if answer is None:
@@ -104,7 +105,7 @@ class LibrarianJob(Job):
         report.llm_calls = 1
         with unit_of_work(conn):
             for field in _FIELDS:
-                value, note = accept_profile(answer.get(field), old[field])
+                value, note = accept_profile(getattr(answer, field), old[field])
                 if note:
                     report.notes.append(f"{field}: {note}")
                 if value is not None:

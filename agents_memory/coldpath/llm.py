@@ -11,8 +11,9 @@
   with ``{"type": "json_object", "schema": …}`` and that choice is kept for the endpoint.
   ``LLM_RESPONSE_FORMAT=json_object`` starts there. Local calls also turn thinking off
   (thinking plus a grammar returns empty answers in llama.cpp).
-* **Validation.** The answer must parse and satisfy the schema (:mod:`.schema`); an invalid
-  answer is retried once, then ``None``.
+* **Validation.** The answer must parse into the role's reply model
+  (:mod:`agents_memory.coldpath.replies`; pydantic also writes the schema that is sent); an
+  invalid answer is retried once, then ``None``.
 * **Budgets.** Each role has a daily token budget (``<ROLE>_DAILY_TOKEN_BUDGET``, else
   ``LLM_DAILY_TOKEN_BUDGET``; 0 = no calls). Before every request the role's tokens for the
   UTC day are read; at or over budget no request is sent, the refusal is counted and a warning
@@ -29,16 +30,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import psycopg
 
-from agents_memory.coldpath.schema import parse_reply
+from agents_memory.coldpath.replies import ReplyT, parse_reply, reply_schema
 from agents_memory.config import Settings
-from agents_memory.errors import ConfigError
+from agents_memory.errors import ConfigError, first_line
 from agents_memory.store import usage as usage_store
 
 if TYPE_CHECKING:
@@ -179,22 +180,23 @@ class OpenAICompatibleLLM:
         if callable(closer):
             closer()
 
-    def complete_json(
+    def complete(
         self,
         role: str,
+        reply: type[ReplyT],
         *,
         system: str,
         user: str,
-        schema: Mapping[str, Any],
         max_tokens: int = 256,
-    ) -> dict[str, Any] | None:
+    ) -> ReplyT | None:
+        schema = reply_schema(reply)
         for attempt in range(2):
             if not self._within_budget(role):
                 return None
             text = self._ask(role, system, user, schema, max_tokens)
             if text is None:
                 return None
-            value, problem = parse_reply(text, schema)
+            value, problem = parse_reply(text, reply)
             if value is not None:
                 return value
             log.warning(
@@ -212,7 +214,7 @@ class OpenAICompatibleLLM:
         try:
             spent = self.usage.spent(role, day)
         except psycopg.Error as exc:
-            log.warning("cannot read LLM usage (%s); no LLM call for %s", _first_line(exc), role)
+            log.warning("cannot read LLM usage (%s); no LLM call for %s", first_line(exc), role)
             return False
         if spent < budget:
             return True
@@ -243,11 +245,11 @@ class OpenAICompatibleLLM:
         try:
             self.usage.record(role, day, tokens_in=tokens_in, tokens_out=tokens_out, cost=cost)
         except psycopg.Error as exc:
-            log.warning("could not record LLM usage for %s: %s", role, _first_line(exc))
+            log.warning("could not record LLM usage for %s: %s", role, first_line(exc))
 
     # --- requests -----------------------------------------------------------------------
     def _ask(
-        self, role: str, system: str, user: str, schema: Mapping[str, Any], max_tokens: int
+        self, role: str, system: str, user: str, schema: dict[str, Any], max_tokens: int
     ) -> str | None:
         """One answer's text (format fallback included), or ``None`` when the endpoint failed."""
         import openai
@@ -294,7 +296,7 @@ class OpenAICompatibleLLM:
         role: str,
         model: str,
         messages: list[dict[str, str]],
-        schema: Mapping[str, Any],
+        schema: dict[str, Any],
         max_tokens: int,
         refusal: Exception,
     ) -> str | None:
@@ -326,7 +328,7 @@ class OpenAICompatibleLLM:
         role: str,
         model: str,
         messages: list[dict[str, str]],
-        schema: Mapping[str, Any],
+        schema: dict[str, Any],
         max_tokens: int,
         fmt: ResponseFormat,
     ) -> str:
@@ -334,10 +336,10 @@ class OpenAICompatibleLLM:
         if fmt == "json_schema":
             response_format = {
                 "type": "json_schema",
-                "json_schema": {"name": _schema_name(role), "schema": dict(schema), "strict": True},
+                "json_schema": {"name": _schema_name(role), "schema": schema, "strict": True},
             }
         else:
-            response_format = {"type": "json_object", "schema": dict(schema)}
+            response_format = {"type": "json_object", "schema": schema}
         import openai
 
         local = self.endpoint.local
@@ -389,10 +391,6 @@ def _status_detail(exc: BaseException) -> str:
     message = body.get("message") if isinstance(body, dict) else None
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         message = body["error"].get("message")
-    detail = str(message or exc).strip().splitlines()[0][:160] if str(message or exc) else ""
-    return f"HTTP {status}: {detail}" if status else detail or type(exc).__name__
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    text = str(message).strip() if message else ""
+    detail = (text.splitlines()[0] if text else first_line(exc))[:160]
+    return f"HTTP {status}: {detail}" if status else detail

@@ -1,13 +1,10 @@
-"""Prompts and JSON schemas of the Cold Path jobs (seed A A.5), in one place.
+"""Prompts of the Cold Path jobs (seed A A.5), in one place.
 
-Each job sends ``system`` + ``user`` and one of these schemas to :meth:`LLM.complete_json`; the
-backend validates the answer against the schema, so the jobs only check what a schema cannot
-(names that must exist, ids that must have been supplied).
+Each job sends ``system`` + ``user`` and its reply model (:mod:`.replies`) to
+:meth:`LLM.complete`.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 TAGGER_SYSTEM = """\
 You tag one message from a conversation between a user and an AI coding agent.
@@ -28,28 +25,6 @@ The candidate list is the complete project registry: answer one of its names or 
 "NEW:"."""
 
 
-def tagger_schema(registry: list[str] | None) -> dict[str, Any]:
-    """``p_tag`` is free text (or restricted to the registry's names in registry mode)."""
-    p_tag: dict[str, Any] = (
-        {"anyOf": [{"type": "string", "enum": registry}, {"type": "null"}]}
-        if registry
-        else {"type": ["string", "null"], "maxLength": 80}
-    )
-    return {
-        "type": "object",
-        "properties": {
-            "p_tag": p_tag,
-            "d_tag": {
-                "type": "array",
-                "items": {"type": "string", "maxLength": 50},
-                "maxItems": 5,
-            },
-        },
-        "required": ["p_tag", "d_tag"],
-        "additionalProperties": False,
-    }
-
-
 LIBRARIAN_SYSTEM = """\
 You maintain two short profiles of one user from what the user wrote to AI coding agents.
 core_profile: durable identity only - name, role, expertise, long-standing preferences and
@@ -66,29 +41,12 @@ Rules:
 - The "identity anchors" are the user's oldest messages: use them for stable identity, not as
   current activity."""
 
-LIBRARIAN_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "core_profile": {"type": ["string", "null"], "maxLength": 4000},
-        "sub_profile": {"type": ["string", "null"], "maxLength": 4000},
-    },
-    "required": ["core_profile", "sub_profile"],
-    "additionalProperties": False,
-}
-
 CLUSTERER_SYSTEM = """\
 You summarise one period of a user's work with AI coding agents on one project, for a brief
 that a future agent reads before it starts. Write 3-8 short bullet lines in the language the
 user wrote in: what was worked on, decisions taken and why, open problems. Keep names, paths
 and identifiers exact. No preamble. Assistant messages describe what an agent did or
 proposed, not facts about the user."""
-
-CLUSTERER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"summary": {"type": "string", "minLength": 1, "maxLength": 4000}},
-    "required": ["summary"],
-    "additionalProperties": False,
-}
 
 DTAG_CLUSTER_SYSTEM = """\
 You group near-synonymous topic tags used in a user's conversations with AI coding agents.
@@ -99,29 +57,6 @@ Return {"clusters": [{"canonical", "members", "recommendation", "rationale"}]}.
 - recommendation: "project" if the canonical names a specific project, product or repository
   the user works on; "generic" for a general topic (bug, windows, testing, refactor);
   "unsure" otherwise. rationale: one short sentence."""
-
-DTAG_CLUSTER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "clusters": {
-            "type": "array",
-            "maxItems": 50,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "canonical": {"type": "string"},
-                    "members": {"type": "array", "items": {"type": "string"}, "maxItems": 50},
-                    "recommendation": {"type": "string", "enum": ["project", "generic", "unsure"]},
-                    "rationale": {"type": "string", "maxLength": 300},
-                },
-                "required": ["canonical", "members", "recommendation"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["clusters"],
-    "additionalProperties": False,
-}
 
 ALIAS_JUDGE_SYSTEM = """\
 You decide whether two project tags in a user's memory name the same project.
@@ -137,21 +72,6 @@ Relations: "rename" (the project was renamed), "alias" (another name for the sam
 - evidence_memory_ids / conflict_memory_ids: only ids shown to you.
 Return the JSON object only."""
 
-ALIAS_RELATIONS = ("rename", "alias", "same_project", "different", "misfile_suspected")
-ALIAS_JUDGE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "relation": {"type": "string", "enum": [*ALIAS_RELATIONS, "insufficient"]},
-        "same_project": {"type": "boolean"},
-        "source_should_alias_target": {"type": "boolean"},
-        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-        "evidence_memory_ids": {"type": "array", "items": {"type": "integer"}, "maxItems": 20},
-        "conflict_memory_ids": {"type": "array", "items": {"type": "integer"}, "maxItems": 20},
-        "rationale": {"type": "string", "maxLength": 600},
-    },
-    "required": ["relation", "same_project", "confidence", "rationale"],
-    "additionalProperties": False,
-}
 
 # Explicit rename statements (seed A: ~16 Korean/English patterns), matched with ILIKE.
 RENAME_PATTERNS = (

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from agents_memory.errors import AgentsMemoryError
+from agents_memory.errors import ReembedError
 from agents_memory.store import coldqueue, vectors
 
 if TYPE_CHECKING:
@@ -29,10 +29,6 @@ log = logging.getLogger(__name__)
 
 MAX_INPUT_CHARS = 8000
 MAX_PASSES = 5
-
-
-class ReembedError(AgentsMemoryError):
-    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +69,7 @@ def plan_reembed(
     target = vectors.reembed_target(conn)
     resume = target == (model, dim)
     same = status.model in (None, model) and status.column_dim == dim
-    rows_row = conn.execute("SELECT count(*) FROM memory").fetchone()
-    rows = int(rows_row[0]) if rows_row else 0
+    rows = coldqueue.count_memories(conn)
     if resume:
         rows = vectors.reembed_remaining(conn)
     nothing = None

@@ -17,10 +17,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
 
 from agents_memory.coldpath import prompts
 from agents_memory.coldpath.base import Job, JobContext
+from agents_memory.coldpath.replies import TaggerReply, registry_tagger_reply
 from agents_memory.coldpath.text import keyword_tags, normalize_tags, slugify
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
 from agents_memory.store import tag_suggestions as suggestion_store
@@ -101,10 +101,10 @@ class TaggerJob(Job):
         if answer is None:
             report.heuristic += 1
             return project, keyword_tags(row.message)
-        d_tags = normalize_tags(answer.get("d_tag") or [])
+        d_tags = normalize_tags(answer.d_tag)
         if has_git:
             return project, d_tags
-        return self._resolve(ctx, answer.get("p_tag"), known), d_tags
+        return self._resolve(ctx, answer.p_tag, known), d_tags
 
     def _ask(
         self,
@@ -113,7 +113,7 @@ class TaggerJob(Job):
         known: _Known,
         project: int | None,
         report: JobReport,
-    ) -> dict[str, Any] | None:
+    ) -> TaggerReply | None:
         if ctx.llm is None or not ctx.llm.available:
             return None
         lines = [f"- {t.name}" for t in known.candidates] or ["(none yet)"]
@@ -130,24 +130,20 @@ class TaggerJob(Job):
             ]
         )
         system = prompts.TAGGER_SYSTEM
-        registry = [t.name for t in known.candidates] if known.registry else None
-        if registry:
+        registry = tuple(t.name for t in known.candidates) if known.registry else ()
+        reply = TaggerReply
+        if registry:  # p_tag must be one of the registry's names
             system += "\n" + prompts.TAGGER_REGISTRY_NOTE
-        answer = ctx.llm.complete_json(
-            "tagger",
-            system=system,
-            user=user,
-            schema=prompts.tagger_schema(registry),
-            max_tokens=200,
-        )
+            reply = registry_tagger_reply(registry)
+        answer = ctx.llm.complete("tagger", reply, system=system, user=user, max_tokens=200)
         if answer is not None:
             report.llm_calls += 1
         return answer
 
-    def _resolve(self, ctx: JobContext, raw: object, known: _Known) -> int | None:
+    def _resolve(self, ctx: JobContext, raw: str | None, known: _Known) -> int | None:
         """The model's p_tag: an existing tag (aliases resolve at read time), or ``None``.
         ``NEW:<slug>`` opens a suggestion unless the name was decided before."""
-        if not isinstance(raw, str) or not raw.strip():
+        if raw is None or not raw.strip():
             return None
         text = raw.strip()
         if text.upper().startswith("NEW:"):

@@ -12,6 +12,8 @@ from typing import Any
 
 import psycopg
 
+from agents_memory.errors import first_line
+
 
 @contextmanager
 def unit_of_work(conn: psycopg.Connection[Any]) -> Iterator[None]:
@@ -29,9 +31,9 @@ def unit_of_work(conn: psycopg.Connection[Any]) -> Iterator[None]:
 
 
 def describe(exc: BaseException) -> str:
-    """One line for ``cold_error`` and the report."""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    """One line for ``cold_error`` and the report: the exception's class and first line."""
+    name = type(exc).__name__
+    return f"{name}: {first_line(exc)}" if str(exc).strip() else name
 
 
 def is_outage(exc: BaseException) -> bool:

@@ -33,7 +33,7 @@ from psycopg import pq
 
 from agents_memory.coldpath.base import LLM, Job, JobContext
 from agents_memory.config import Settings
-from agents_memory.errors import AgentsMemoryError, DatabaseError
+from agents_memory.errors import ColdPathBusy, DatabaseError, first_line
 from agents_memory.store import coldqueue, database
 from agents_memory.store.coldqueue import JobReport
 from agents_memory.store.memories import ensure_user
@@ -43,14 +43,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NOTIFY_CHANNEL = "agents_memory_new"
 WAIT_SLICE_SEC = 0.25
 """How often a waiting worker looks at its stop flag."""
 MAX_DRAIN_PASSES = 100
-
-
-class ColdPathBusy(AgentsMemoryError):
-    """Another worker holds the Cold Path lock."""
 
 
 class ColdPathWorker:
@@ -113,7 +108,7 @@ class ColdPathWorker:
         conn = self._lock_connection()
         if not coldqueue.try_lock(conn):
             return False
-        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        coldqueue.listen_for_new_rows(conn)
         self.holding = True
         log.info("Cold Path lock taken on %s; this worker runs the jobs", self.settings.device_name)
         return True
@@ -130,7 +125,7 @@ class ColdPathWorker:
                 )
             except psycopg.OperationalError as exc:
                 raise DatabaseError(
-                    f"cannot connect to {self.db.description}: {_first_line(exc)}"
+                    f"cannot connect to {self.db.description}: {first_line(exc)}"
                 ) from exc
         return self._lock_conn
 
@@ -153,7 +148,7 @@ class ColdPathWorker:
                 if self.stopping() or not any(r.did_work for r in reports):
                     break
         except psycopg.OperationalError as exc:
-            raise DatabaseError(f"lost the database: {_first_line(exc)}") from exc
+            raise DatabaseError(f"lost the database: {first_line(exc)}") from exc
         return list(totals.values())
 
     def serve(self) -> None:
@@ -184,7 +179,7 @@ class ColdPathWorker:
                     continue
                 self._wait_for_notify(interval)
         except psycopg.OperationalError as exc:
-            raise DatabaseError(f"lost the database: {_first_line(exc)}") from exc
+            raise DatabaseError(f"lost the database: {first_line(exc)}") from exc
 
     def tick(self, *, drain: bool = False) -> list[JobReport]:
         """Run every enabled job once; record each run."""
@@ -226,9 +221,9 @@ class ColdPathWorker:
             report = job.run(ctx)
         except psycopg.Error as exc:
             if conn.broken or conn.closed:
-                raise DatabaseError(f"lost the database: {_first_line(exc)}") from exc
+                raise DatabaseError(f"lost the database: {first_line(exc)}") from exc
             log.exception("Cold Path job %s failed", job.name)
-            report = JobReport(job.name, notes=[f"crashed: {_first_line(exc)}"])
+            report = JobReport(job.name, notes=[f"crashed: {first_line(exc)}"])
         except Exception as exc:
             log.exception("Cold Path job %s failed", job.name)
             report = JobReport(job.name, notes=[f"crashed: {type(exc).__name__}: {exc}"[:300]])
@@ -278,7 +273,7 @@ class ColdPathWorker:
         while not self.stopping():
             left = deadline - time.monotonic()
             if left <= 0:
-                conn.execute("SELECT 1")  # a lost lock connection surfaces here at the latest
+                coldqueue.ping(conn)  # a lost lock connection surfaces here at the latest
                 return False
             woken = False
             for _note in conn.notifies(timeout=min(WAIT_SLICE_SEC, left), stop_after=1):
@@ -301,8 +296,3 @@ def _merge(total: JobReport, report: JobReport) -> None:
     total.llm_calls += report.llm_calls
     total.heuristic += report.heuristic
     total.notes.extend(n for n in report.notes if n not in total.notes)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[-1].strip() if text else type(exc).__name__

@@ -43,7 +43,8 @@ def arm_deadline(budget_ms: int) -> float:
 
 def ask_daemon(path: str, request: bytes, deadline: float) -> str | None:
     """The hook's output from the capture daemon's socket, or ``None`` if it cannot answer
-    in time."""
+    in time. A bare stdlib socket on purpose: this runs inside the hook's time budget, before
+    any heavier import (the daemon's side is :mod:`agents_memory.recall.socket_server`)."""
     remaining = deadline - time.monotonic() - 0.05
     if remaining <= 0:
         return None

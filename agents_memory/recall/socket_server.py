@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import socket
+import socketserver
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ import psycopg
 
 from agents_memory.adapters import names
 from agents_memory.config import Settings
-from agents_memory.errors import AgentsMemoryError
+from agents_memory.errors import AgentsMemoryError, first_line
 from agents_memory.recall.session import hook_output
 from agents_memory.store import database
 from agents_memory.store.memories import ensure_user
@@ -29,6 +29,8 @@ from agents_memory.store.memories import ensure_user
 log = logging.getLogger(__name__)
 
 REQUEST_LIMIT = 256 * 1024
+POLL_SEC = 0.5
+"""How often the serving loop looks for :meth:`BriefServer.close`."""
 
 
 class BriefServer:
@@ -37,63 +39,52 @@ class BriefServer:
     def __init__(self, settings: Settings, path: Path) -> None:
         self.settings = settings
         self.path = path
-        self.stop = threading.Event()
-        self._sock: socket.socket | None = None
+        self._server: _UnixServer | None = None
+        self._thread: threading.Thread | None = None
         self._conn: psycopg.Connection[Any] | None = None
         self._user_id: int | None = None
 
     def start(self, stop: threading.Event) -> None:
-        self.stop = stop
+        """Listen and serve on a thread of its own. ``stop`` is not watched: the daemon calls
+        :meth:`close` when it stops, which ends the loop."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.unlink(missing_ok=True)
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.bind(str(self.path))
-            self.path.chmod(0o600)
-            sock.listen(16)
-            sock.settimeout(0.5)
+            server = _UnixServer(self.path, self)
         except OSError as exc:
             log.warning("cannot serve briefs on %s: %s", self.path, exc)
             return
-        self._sock = sock
-        threading.Thread(target=self._serve, daemon=True, name="briefs").start()
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, args=(POLL_SEC,), daemon=True, name="briefs"
+        )
+        self._thread.start()
 
     def tick(self) -> None:
         """Nothing to do on the daemon's loop: requests are served by their own thread."""
 
     def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-            self.path.unlink(missing_ok=True)
-            self._sock = None
-
-    def _serve(self) -> None:
-        assert self._sock is not None
-        while not self.stop.is_set():
-            try:
-                client, _addr = self._sock.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                break
-            with client:
-                client.settimeout(self.settings.hook_timeout_ms / 1000)
-                try:
-                    client.sendall(self._answer(client))
-                except OSError:
-                    continue
+        server, thread = self._server, self._thread
+        if server is None or thread is None:
+            return
+        server.shutdown()  # waits for the request being served, if any
+        thread.join()
+        server.server_close()
+        self.path.unlink(missing_ok=True)
+        self._server = self._thread = None
         self._drop()
 
-    def _answer(self, client: socket.socket) -> bytes:
+    def answer(self, line: bytes) -> bytes:
+        """The answer to one request line: ``ok\n<hook output>`` or ``err\n``."""
         try:
-            request = json.loads(_read_line(client))
+            request = json.loads(line)
             platform = request.get("platform")
             event = request.get("event") or {}
             if platform not in names() or not isinstance(event, dict):
                 return b"err\n"
             brief = self._brief(platform, event)
-        except (OSError, ValueError, psycopg.Error, AgentsMemoryError) as exc:
-            log.warning("could not serve a brief: %s", exc)
+        except (OSError, ValueError, AttributeError, psycopg.Error, AgentsMemoryError) as exc:
+            log.warning("could not serve a brief: %s", first_line(exc))
             self._drop()
             return b"err\n"
         return b"ok\n" + brief.encode("utf-8")
@@ -118,11 +109,42 @@ class BriefServer:
         self._conn = None
 
 
-def _read_line(client: socket.socket) -> bytes:
-    data = b""
-    while b"\n" not in data and len(data) < REQUEST_LIMIT:
-        chunk = client.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return data.split(b"\n", 1)[0]
+class _UnixServer(socketserver.UnixStreamServer):
+    """No threading mix-in: requests are served one at a time, so one database connection
+    serves them all. The socket is made 0600 before it listens."""
+
+    request_queue_size = 16
+
+    def __init__(self, path: Path, briefs: BriefServer) -> None:
+        self.briefs = briefs
+        self.path = path
+        super().__init__(str(path), _BriefRequest)
+
+    def server_bind(self) -> None:
+        super().server_bind()
+        self.path.chmod(0o600)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.warning("a brief request failed", exc_info=True)
+
+
+class _BriefRequest(socketserver.StreamRequestHandler):
+    """One request per connection: a line in (at most :data:`REQUEST_LIMIT` bytes), one
+    answer out, within ``HOOK_TIMEOUT_MS`` for each read and write."""
+
+    server: _UnixServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.briefs.settings.hook_timeout_ms / 1000)
+
+    def handle(self) -> None:
+        try:
+            line = self.rfile.readline(REQUEST_LIMIT)
+        except OSError as exc:  # the hook gave up (a timeout)
+            log.warning("could not serve a brief: %s", first_line(exc))
+            answer = b"err\n"
+        else:
+            answer = self.server.briefs.answer(line)
+        with contextlib.suppress(OSError):
+            self.wfile.write(answer)

@@ -1,11 +1,14 @@
-"""The Cold Path's queue: the singleton lock, claiming rows to embed, per-row errors and their
-cooldowns, backlog counts and the last-run record of every job.
+"""The Cold Path's queue: the singleton lock and its wake-ups, claiming rows to embed, per-row
+errors and their cooldowns, backlog counts and the last-run record of every job.
 
 * **Singleton.** One session-level advisory lock (:data:`COLDPATH_LOCK_KEY`) held on a
   dedicated, non-pooled connection for the worker's lifetime (a pooled connection would keep it
   after going back to the pool). When the holder dies its backend exits and the lock is free;
   over TCP the keepalives set by :func:`connect_for_lock` bound how long a silent network drop
   keeps it. :func:`lock_holder` reads ``pg_locks`` to say who holds it right now.
+* **Wake-ups.** The lock connection LISTENs on :data:`NOTIFY_CHANNEL` (:func:`listen_for_new_rows`),
+  which the capture pipeline NOTIFYs after storing rows; :func:`ping` makes a lost connection
+  surface while the worker waits.
 * **Cooldowns.** A failed row gets ``cold_error`` (``"<job>: <message>"``), one more
   ``cold_attempts`` and ``cold_next_at`` = now + 5 min (active) or 1 h (archived); claims skip
   rows whose ``cold_next_at`` lies ahead (:data:`READY_SQL`). Jobs pass their ``ctx.now`` so
@@ -26,6 +29,7 @@ from agents_memory.store.passages import PREVIOUS_SQL, passage_text
 # "coldpath" as a 64-bit integer; every process of the product uses the same key.
 COLDPATH_LOCK_KEY = 0x636F6C6470617468
 LOCK_APPLICATION_PREFIX = "agents-memory-coldpath"
+NOTIFY_CHANNEL = "agents_memory_new"
 
 ACTIVE_COOLDOWN = timedelta(minutes=5)
 ARCHIVED_COOLDOWN = timedelta(hours=1)
@@ -62,6 +66,16 @@ def try_lock(conn: psycopg.Connection[Any]) -> bool:
 
 def unlock(conn: psycopg.Connection[Any]) -> None:
     conn.execute("SELECT pg_advisory_unlock(%s)", (COLDPATH_LOCK_KEY,))
+
+
+def listen_for_new_rows(conn: psycopg.Connection[Any]) -> None:
+    """Have ``conn`` (autocommit) receive the capture pipeline's NOTIFY on new rows."""
+    conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+
+
+def ping(conn: psycopg.Connection[Any]) -> None:
+    """A round trip: raises ``OperationalError`` when the connection is lost."""
+    conn.execute("SELECT 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +155,12 @@ def claim_unembedded(
         {"now": now, "limit": limit},
     ).fetchall()
     return [(int(r[0]), passage_text(str(r[1]), r[2])) for r in rows]
+
+
+def count_memories(conn: psycopg.Connection[Any]) -> int:
+    """Every row of ``memory``, active or archived (what a reembed rebuilds)."""
+    row = conn.execute("SELECT count(*) FROM memory").fetchone()
+    return int(row[0]) if row else 0
 
 
 def count_unembedded(conn: psycopg.Connection[Any]) -> int:

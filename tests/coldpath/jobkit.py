@@ -4,7 +4,7 @@ real git repositories, and the real OpenAI-compatible client against the fake HT
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -14,6 +14,8 @@ from typing import Any
 import psycopg
 
 from agents_memory.coldpath.base import JobContext
+from agents_memory.coldpath.replies import Reply as ReplyModel
+from agents_memory.coldpath.replies import ReplyT, reply_schema
 from agents_memory.config import Settings
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 
@@ -27,32 +29,39 @@ class Call:
     role: str
     system: str
     user: str
-    schema: Mapping[str, Any]
+    reply: type[ReplyModel]
     max_tokens: int
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The JSON schema the real backend would send for this call."""
+        return reply_schema(self.reply)
 
 
 @dataclass
 class ScriptedLLM:
-    """Answers from ``reply(role, user)``; an ``Exception`` reply is raised (a broken backend)."""
+    """Answers from ``reply(role, user)``, validated into the reply model as the real backend
+    does (an invalid scripted answer fails the test); an ``Exception`` reply is raised (a
+    broken backend)."""
 
     reply: Callable[[str, str], Reply]
     available: bool = True
     calls: list[Call] = field(default_factory=list)
 
-    def complete_json(
+    def complete(
         self,
         role: str,
+        reply: type[ReplyT],
         *,
         system: str,
         user: str,
-        schema: Mapping[str, Any],
         max_tokens: int = 256,
-    ) -> dict[str, Any] | None:
-        self.calls.append(Call(role, system, user, schema, max_tokens))
+    ) -> ReplyT | None:
+        self.calls.append(Call(role, system, user, reply, max_tokens))
         answer = self.reply(role, user)
         if isinstance(answer, Exception):
             raise answer
-        return answer
+        return None if answer is None else reply.model_validate(answer)
 
     def roles(self) -> list[str]:
         return [c.role for c in self.calls]

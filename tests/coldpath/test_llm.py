@@ -2,34 +2,38 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 import psycopg
 import pytest
+from pydantic import Field, ValidationError
 
 from agents_memory.coldpath.llm import DbUsageRecorder, OpenAICompatibleLLM, create_llm
-from agents_memory.coldpath.schema import parse_reply, schema_errors
+from agents_memory.coldpath.replies import (
+    AliasJudgement,
+    DtagClusters,
+    Reply,
+    TaggerReply,
+    parse_reply,
+    registry_tagger_reply,
+    reply_schema,
+)
 from agents_memory.config import Settings
 from agents_memory.errors import ConfigError
 from agents_memory.store.usage import usage_by_role, usage_on, utc_today
 from tests.coldpath.fake_llm import FakeLLMServer, HTTPFailure, Slow, schema_example
 
-TAG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "p_tag": {"type": ["string", "null"], "maxLength": 40},
-        "d_tag": {
-            "type": "array",
-            "maxItems": 3,
-            "items": {"type": "string", "pattern": "^[a-z0-9-]{1,24}$"},
-        },
-    },
-    "required": ["p_tag", "d_tag"],
-    "additionalProperties": False,
-}
+
+class TagReply(Reply):
+    p_tag: Annotated[str, Field(max_length=40)] | None
+    d_tag: list[Annotated[str, Field(pattern="^[a-z0-9-]{1,24}$")]] = Field(max_length=3)
+
+
+TAG_SCHEMA = reply_schema(TagReply)
 GOOD = {"p_tag": "memory", "d_tag": ["postgres", "pgvector"]}
 
 
@@ -58,7 +62,8 @@ def make_llm(make_settings: Any, db_url: str, server: FakeLLMServer) -> Iterator
 
 
 def ask(llm: OpenAICompatibleLLM, role: str = "tagger") -> dict[str, Any] | None:
-    return llm.complete_json(role, system="tag it", user="fix the HNSW index", schema=TAG_SCHEMA)
+    answer = llm.complete(role, TagReply, system="tag it", user="fix the HNSW index")
+    return None if answer is None else answer.model_dump()
 
 
 def test_no_endpoint_configured_gives_no_llm(make_settings: Any) -> None:
@@ -209,34 +214,67 @@ def test_slow_endpoint_times_out(make_llm: Any, server: FakeLLMServer) -> None:
 
 
 def test_fenced_json_is_accepted() -> None:
-    value, _ = parse_reply('```json\n{"p_tag": null, "d_tag": []}\n```', TAG_SCHEMA)
-    assert value == {"p_tag": None, "d_tag": []}
+    value, _ = parse_reply('```json\n{"p_tag": null, "d_tag": []}\n```', TagReply)
+    assert value == TagReply(p_tag=None, d_tag=[])
 
 
 @pytest.mark.parametrize(
     ("value", "problem"),
     [
-        ({"p_tag": None}, "missing 'd_tag'"),
-        ({"p_tag": None, "d_tag": [], "x": 1}, "unexpected property"),
-        ({"p_tag": "a" * 41, "d_tag": []}, "longer than 40"),
-        ({"p_tag": None, "d_tag": ["a", "b", "c", "d"]}, "more than 3"),
-        ({"p_tag": None, "d_tag": ["Bad Tag"]}, "does not match"),
-        ({"p_tag": True, "d_tag": []}, "expected string|null"),
+        ({"p_tag": None}, "$.d_tag: Field required"),
+        ({"p_tag": None, "d_tag": [], "x": 1}, "$.x: Extra inputs are not permitted"),
+        ({"p_tag": "a" * 41, "d_tag": []}, "at most 40 characters"),
+        ({"p_tag": None, "d_tag": ["a", "b", "c", "d"]}, "at most 3 items"),
+        ({"p_tag": None, "d_tag": ["Bad Tag"]}, "should match pattern"),
+        ({"p_tag": True, "d_tag": []}, "$.p_tag: Input should be a valid string"),
+        ({"p_tag": 3, "d_tag": []}, "$.p_tag: Input should be a valid string"),
     ],
 )
-def test_schema_checker_finds_each_violation(value: dict[str, Any], problem: str) -> None:
-    assert any(problem in e for e in schema_errors(value, TAG_SCHEMA))
+def test_reply_model_finds_each_violation(value: dict[str, Any], problem: str) -> None:
+    answer, why = parse_reply(json.dumps(value), TagReply)
+    assert answer is None
+    assert problem in why
 
 
-def test_schema_checker_enum_and_numbers() -> None:
-    schema = {
-        "type": "object",
-        "properties": {
-            "relation": {"enum": ["rename", "alias"]},
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-        },
-        "required": ["relation", "confidence"],
-    }
-    assert schema_errors({"relation": "alias", "confidence": 1}, schema) == []
-    assert schema_errors({"relation": "other", "confidence": 1.5}, schema)
-    assert schema_errors({"relation": "alias", "confidence": True}, schema)
+def test_reply_model_enum_and_numbers() -> None:
+    good = {"relation": "alias", "same_project": True, "confidence": 1, "rationale": ""}
+    assert AliasJudgement.model_validate(good).confidence == 1.0
+    for bad in ({"relation": "other"}, {"confidence": 1.5}, {"confidence": True}):
+        with pytest.raises(ValidationError):
+            AliasJudgement.model_validate(good | bad)
+
+
+def test_sent_schemas_fit_strict_mode_every_property_required_and_closed() -> None:
+    def objects(node: Any) -> Iterator[dict[str, Any]]:
+        if isinstance(node, dict):
+            if node.get("type") == "object":
+                yield node
+            for child in node.values():
+                yield from objects(child)
+        elif isinstance(node, list):
+            for child in node:
+                yield from objects(child)
+
+    for model in (TaggerReply, registry_tagger_reply(("core", "web")), DtagClusters):
+        schema = reply_schema(model)
+        assert "default" not in json.dumps(schema)
+        for node in objects(schema):
+            assert node["additionalProperties"] is False
+            assert sorted(node["required"]) == sorted(node["properties"])
+
+
+def test_a_field_a_lax_server_leaves_out_takes_its_default() -> None:
+    answer, _ = parse_reply(
+        '{"relation": "rename", "same_project": true, "confidence": 0.5, "rationale": "r"}',
+        AliasJudgement,
+    )
+    assert answer is not None
+    assert (answer.source_should_alias_target, answer.evidence_memory_ids) == (True, [])
+
+
+def test_registry_reply_accepts_only_the_registry_names() -> None:
+    reply = registry_tagger_reply(("core",))
+    assert reply_schema(reply)["properties"]["p_tag"]["anyOf"][0]["enum"] == ["core"]
+    assert parse_reply('{"p_tag": "core", "d_tag": []}', reply)[0] is not None
+    assert parse_reply('{"p_tag": null, "d_tag": []}', reply)[0] is not None
+    assert parse_reply('{"p_tag": "NEW:x", "d_tag": []}', reply)[0] is None

@@ -124,7 +124,7 @@ def test_the_llm_refines_d_tags_and_picks_projects_only_for_rows_without_git(
     make_tag(conn, "memory")
     make_tag(conn, "website", git_root="/src/site")
     replies: dict[str, dict[str, Any]] = {
-        "pick": {"p_tag": "Memory", "d_tag": ["Postgres Migration", 3, "x" * 60, "pgvector"]},
+        "pick": {"p_tag": "Memory", "d_tag": ["Postgres Migration", "", "--", "pgvector"]},
         "new": {"p_tag": "NEW:Rocket Lab", "d_tag": []},
         "unknown": {"p_tag": "nonexistent", "d_tag": ["a"]},
         "git": {"p_tag": "memory", "d_tag": ["css"]},

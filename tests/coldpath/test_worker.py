@@ -18,8 +18,9 @@ from agents_memory.coldpath import registry
 from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.embedder import EmbedderJob
 from agents_memory.coldpath.status import coldpath_status
-from agents_memory.coldpath.worker import ColdPathBusy, ColdPathWorker
+from agents_memory.coldpath.worker import ColdPathWorker
 from agents_memory.config import Settings
+from agents_memory.errors import ColdPathBusy
 from agents_memory.store import coldqueue, database
 from agents_memory.store.coldqueue import JobReport
 from agents_memory.store.usage import record_usage, utc_today

@@ -199,7 +199,6 @@ def server() -> Iterator[FakeEmbeddingServer]:
 
 
 def remote(server: FakeEmbeddingServer, **options: Any) -> OpenAICompatibleEmbedder:
-    options.setdefault("retry_delay", 0.01)
     return OpenAICompatibleEmbedder(
         EmbeddingSpec("fake-embed", options.pop("dim", 16)), base_url=server.base_url, **options
     )
@@ -276,7 +275,7 @@ def test_openai_backend_does_not_retry_a_client_error(server: FakeEmbeddingServe
 
 def test_openai_backend_reports_an_unknown_route(server: FakeEmbeddingServer) -> None:
     embedder = OpenAICompatibleEmbedder(
-        EmbeddingSpec("fake-embed", 16), base_url=server.base_url + "/extra", retry_delay=0.01
+        EmbeddingSpec("fake-embed", 16), base_url=server.base_url + "/extra"
     )
     with embedder, pytest.raises(EmbeddingUnavailableError, match="HTTP 404: no route"):
         embedder.embed_passages(["a"])
@@ -291,7 +290,7 @@ def free_port() -> int:
 
 def test_openai_backend_down_is_unavailable_at_once() -> None:
     embedder = OpenAICompatibleEmbedder(
-        EmbeddingSpec("m", 16), base_url=f"http://127.0.0.1:{free_port()}/v1", retry_delay=0.01
+        EmbeddingSpec("m", 16), base_url=f"http://127.0.0.1:{free_port()}/v1"
     )
     started = time.perf_counter()
     with embedder, pytest.raises(EmbeddingUnavailableError, match=r"unreachable.*ConnectError"):
@@ -308,7 +307,6 @@ def test_openai_backend_that_never_answers_times_out_within_its_bound() -> None:
             EmbeddingSpec("m", 16),
             base_url=f"http://127.0.0.1:{port}/v1",
             timeout=0.3,
-            retry_delay=0.01,
         )
         started = time.perf_counter()
         with embedder, pytest.raises(EmbeddingUnavailableError, match=r"unreachable.*Timeout"):

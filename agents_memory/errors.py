@@ -14,7 +14,12 @@
     │                            on a probe text: an outage, not a bad row (the job pauses)
     ├── ReembedError             ``reembed`` cannot run (no pgvector, nothing to rebuild…)
     ├── ColdPathBusy             another Cold Path worker holds the singleton lock
+    ├── TagEditError             a tag edit that cannot be done (unknown name, alias cycle…)
+    ├── SearchArgumentError      an argument a search cannot take (also a ``ValueError``)
+    ├── ConfigFileError          a client's config file cannot be read or has an unexpected
+    │                            shape; it is left untouched
     └── AdapterError             an unknown platform name, or an adapter cannot do what was asked
+        └── CodexRpcError        ``codex app-server`` did not answer what the install asked
 
 Parsers never raise for bad input lines: they report them and keep going.
 :func:`first_line` turns any exception (ours or a library's) into the one line a log or a
@@ -60,7 +65,29 @@ class ColdPathBusy(AgentsMemoryError):
     pass
 
 
+class TagEditError(AgentsMemoryError):
+    """A tag edit that cannot be done (unknown name, alias cycle, decided suggestion)."""
+
+
+class SearchArgumentError(AgentsMemoryError, ValueError):
+    """An argument a search cannot take. ``argument`` names it (``"date_range"``) when the
+    fault is one argument's text, ``None`` when the filters do not fit together."""
+
+    def __init__(self, message: str, *, argument: str | None = None, value: str = "") -> None:
+        super().__init__(message)
+        self.argument = argument
+        self.value = value
+
+
+class ConfigFileError(AgentsMemoryError):
+    """A client's config file cannot be read or has an unexpected shape; it is left untouched."""
+
+
 class AdapterError(AgentsMemoryError):
+    pass
+
+
+class CodexRpcError(AdapterError):
     pass
 
 

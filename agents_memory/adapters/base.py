@@ -37,8 +37,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from agents_memory.errors import AgentsMemoryError
-
 Role = Literal["user", "assistant"]
 ReadMode = Literal["append", "whole"]
 JsonState = Mapping[str, Any]
@@ -195,10 +193,6 @@ class InstallPlan:
     platform: str
     edits: tuple[FileEdit, ...] = ()
     notes: tuple[str, ...] = ()
-
-
-class ConfigFileError(AgentsMemoryError):
-    """A client's config file cannot be read or has an unexpected shape; it is left untouched."""
 
 
 Reader = Callable[[Path], str | None]

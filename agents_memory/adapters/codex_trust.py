@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from agents_memory.adapters.base import (
-    ConfigFileError,
     FileEdit,
     InstallContext,
     OwnedEntry,
     Reader,
     is_our_hook_command,
 )
+from agents_memory.errors import CodexRpcError, ConfigFileError
 
 HookLister = Callable[[Path, Path], list[dict[str, Any]]]
 """``(codex_home, cwd) -> hooks`` as ``hooks/list`` reports them (flattened)."""
@@ -41,10 +41,6 @@ TRUST_INSTRUCTION = (
     "two mcp-agents-memory hooks (or re-run `memory-capture install` with `codex` on PATH)."
 )
 _EVENT_LABELS = {"SessionStart": "session_start", "Stop": "stop", "SessionEnd": "session_end"}
-
-
-class CodexRpcError(RuntimeError):
-    pass
 
 
 def _files(home: Path) -> tuple[Path, Path]:

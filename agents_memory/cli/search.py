@@ -10,7 +10,8 @@ import click
 from agents_memory.cli.common import debug_option, settings_from
 from agents_memory.config import Settings
 from agents_memory.daterange import ACCEPTED_FORMS
-from agents_memory.recall.search import SearchArgumentError, search_database, search_request
+from agents_memory.errors import SearchArgumentError
+from agents_memory.recall.search import search_database, search_request
 from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
 
 

@@ -14,10 +14,10 @@ import click
 import psycopg
 
 from agents_memory.cli.common import debug_option, settings_from
+from agents_memory.errors import TagEditError
 from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
 from agents_memory.store.tag_suggestions import AliasSuggestion, NewTagSuggestion
-from agents_memory.store.tags import TagEditError
 
 
 @click.group()

@@ -23,7 +23,6 @@ from typing import Any
 from agents_memory.adapters.base import (
     BLOCK_BEGIN,
     BLOCK_END,
-    ConfigFileError,
     EnsureSetting,
     FileEdit,
     HookGroup,
@@ -32,9 +31,9 @@ from agents_memory.adapters.base import (
     WholeFile,
     is_our_hook_command,
 )
+from agents_memory.errors import ConfigFileError
 
 __all__ = [
-    "ConfigFileError",
     "Record",
     "Rendered",
     "present_entries",

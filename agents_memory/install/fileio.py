@@ -18,7 +18,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents_memory.install.edits import ConfigFileError, Record
+from agents_memory.errors import ConfigFileError
+from agents_memory.install.edits import Record
 
 BACKUP_TAG = ".bak-mcp-agents-memory-"
 MANIFEST_NAME = "install-manifest.json"

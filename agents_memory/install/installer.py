@@ -35,10 +35,9 @@ from agents_memory.adapters.base import (
     OwnedEntry,
     TextBlock,
 )
-from agents_memory.errors import AgentsMemoryError
+from agents_memory.errors import AgentsMemoryError, ConfigFileError
 from agents_memory.install import services
 from agents_memory.install.edits import (
-    ConfigFileError,
     Record,
     present_entries,
     refresh_block,

@@ -21,6 +21,7 @@ import psycopg
 
 from agents_memory.config import Settings
 from agents_memory.daterange import DateRange, parse_date_range
+from agents_memory.errors import SearchArgumentError
 from agents_memory.store.search import (
     SearchFilters,
     SearchResult,
@@ -31,16 +32,6 @@ from agents_memory.store.search import (
 
 if TYPE_CHECKING:
     from agents_memory.embeddings import Embedder
-
-
-class SearchArgumentError(ValueError):
-    """An argument a search cannot take. ``argument`` names it (``"date_range"``) when the
-    fault is one argument's text, ``None`` when the filters do not fit together."""
-
-    def __init__(self, message: str, *, argument: str | None = None, value: str = "") -> None:
-        super().__init__(message)
-        self.argument = argument
-        self.value = value
 
 
 @dataclass(frozen=True, slots=True)

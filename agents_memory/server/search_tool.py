@@ -10,9 +10,9 @@ from typing import Any, Literal
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
+from agents_memory.errors import SearchArgumentError
 from agents_memory.recall.search import (
     QueryVector,
-    SearchArgumentError,
     embed_query,
     search_request,
     search_user,

@@ -6,8 +6,8 @@ errors and their cooldowns, backlog counts and the last-run record of every job.
   after going back to the pool). When the holder dies its backend exits and the lock is free;
   over TCP the keepalives set by :func:`connect_for_lock` bound how long a silent network drop
   keeps it. :func:`lock_holder` reads ``pg_locks`` to say who holds it right now.
-* **Wake-ups.** The lock connection LISTENs on :data:`NOTIFY_CHANNEL` (:func:`listen_for_new_rows`),
-  which the capture pipeline NOTIFYs after storing rows; :func:`ping` makes a lost connection
+* **Wake-ups.** The lock connection LISTENs (:func:`listen_for_new_rows`) on the channel the
+  capture pipeline NOTIFYs after storing rows (:data:`~.memories.NEW_MEMORY_CHANNEL`); :func:`ping` makes a lost connection
   surface while the worker waits.
 * **Cooldowns.** A failed row gets ``cold_error`` (``"<job>: <message>"``), one more
   ``cold_attempts`` and ``cold_next_at`` = now + 5 min (active) or 1 h (archived); claims skip
@@ -24,12 +24,12 @@ from typing import Any
 
 import psycopg
 
+from agents_memory.store.memories import NEW_MEMORY_CHANNEL
 from agents_memory.store.passages import PREVIOUS_SQL, passage_text
 
 # "coldpath" as a 64-bit integer; every process of the product uses the same key.
 COLDPATH_LOCK_KEY = 0x636F6C6470617468
 LOCK_APPLICATION_PREFIX = "agents-memory-coldpath"
-NOTIFY_CHANNEL = "agents_memory_new"
 
 ACTIVE_COOLDOWN = timedelta(minutes=5)
 ARCHIVED_COOLDOWN = timedelta(hours=1)
@@ -70,7 +70,7 @@ def unlock(conn: psycopg.Connection[Any]) -> None:
 
 def listen_for_new_rows(conn: psycopg.Connection[Any]) -> None:
     """Have ``conn`` (autocommit) receive the capture pipeline's NOTIFY on new rows."""
-    conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+    conn.execute(f"LISTEN {NEW_MEMORY_CHANNEL}")
 
 
 def ping(conn: psycopg.Connection[Any]) -> None:

@@ -17,15 +17,11 @@ from typing import Any, Literal
 import psycopg
 from psycopg.rows import class_row
 
-from agents_memory.errors import AgentsMemoryError
+from agents_memory.errors import TagEditError
 
 TAGGER_ERROR_PREFIX = "tagger: "
 TAG_RETRY_MINUTES = 5
 TAG_MAX_ATTEMPTS = 3
-
-
-class TagEditError(AgentsMemoryError):
-    """A tag edit that cannot be done (unknown name, alias cycle, decided suggestion)."""
 
 
 @dataclass(frozen=True, slots=True)

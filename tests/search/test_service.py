@@ -10,8 +10,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from agents_memory.errors import SearchArgumentError
 from agents_memory.recall.search import (
-    SearchArgumentError,
     backend_query_vector,
     embed_query,
     search_request,

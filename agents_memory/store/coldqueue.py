@@ -7,8 +7,8 @@ errors and their cooldowns, backlog counts and the last-run record of every job.
   over TCP the keepalives set by :func:`connect_for_lock` bound how long a silent network drop
   keeps it. :func:`lock_holder` reads ``pg_locks`` to say who holds it right now.
 * **Wake-ups.** The lock connection LISTENs (:func:`listen_for_new_rows`) on the channel the
-  capture pipeline NOTIFYs after storing rows (:data:`~.memories.NEW_MEMORY_CHANNEL`); :func:`ping` makes a lost connection
-  surface while the worker waits.
+  capture pipeline NOTIFYs after storing rows (:data:`~.memories.NEW_MEMORY_CHANNEL`);
+  :func:`ping` makes a lost connection surface while the worker waits.
 * **Cooldowns.** A failed row gets ``cold_error`` (``"<job>: <message>"``), one more
   ``cold_attempts`` and ``cold_next_at`` = now + 5 min (active) or 1 h (archived); claims skip
   rows whose ``cold_next_at`` lies ahead (:data:`READY_SQL`). Jobs pass their ``ctx.now`` so

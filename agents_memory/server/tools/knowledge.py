@@ -30,6 +30,12 @@ def save_message_help(captured: Collection[str]) -> str:
 
 
 def register(server: MCPServer[Any], *, captured: Collection[str]) -> None:
+    """``manage_knowledge`` and ``save_message``."""
+    _register_manage_knowledge(server)
+    _register_save_message(server, captured)
+
+
+def _register_manage_knowledge(server: MCPServer[Any]) -> None:
     @server.tool()
     def manage_knowledge(
         ctx: ServerContext,
@@ -67,6 +73,8 @@ def register(server: MCPServer[Any], *, captured: Collection[str]) -> None:
             model=agent_model,
         )
 
+
+def _register_save_message(server: MCPServer[Any], captured: Collection[str]) -> None:
     @server.tool(description=save_message_help(captured))
     def save_message(
         ctx: ServerContext,

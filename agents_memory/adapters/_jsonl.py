@@ -26,8 +26,10 @@ __all__ = [
     "decode",
     "iter_lines",
     "iter_records",
+    "loads",
     "parse_timestamp",
     "peek_type",
+    "repaired",
 ]
 
 _TYPE_KEY = b'"type":"'
@@ -82,24 +84,42 @@ def complete_end(data: bytes, *, offset: int = 0) -> int:
 
 
 def decode(line: Line, issues: list[ParseIssue]) -> dict[str, Any] | None:
-    """The JSON object on ``line``, or ``None`` (blank line, or an issue appended to ``issues``)."""
+    """The JSON object on ``line``, or ``None`` (blank line, or an issue appended to ``issues``).
+
+    A line that is JSON once its invalid UTF-8 bytes are replaced by U+FFFD is kept so, and a
+    :func:`repaired` issue says so: one bad byte must not cost the whole turn.
+    """
     if not line.raw.strip():
         return None
-    raw = line.raw
     try:
-        if raw[:1] == b"{" and raw[1:2] != b"\x00":
-            # What json.loads(raw) does, minus its encoding sniffing: a line that starts with
-            # "{" and no NUL after it is UTF-8 to json.detect_encoding too.
-            value = _DECODE(raw.decode("utf-8", "surrogatepass"))
-        else:
-            value = json.loads(raw)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError
+        value, was_repaired = loads(line.raw)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError
         issues.append(ParseIssue(line.offset, f"line {line.number}: invalid JSON: {exc}"))
         return None
+    if was_repaired:
+        issues.append(repaired(line.offset, f"line {line.number}"))
     if not isinstance(value, dict):
         issues.append(ParseIssue(line.offset, f"line {line.number}: not a JSON object"))
         return None
     return value
+
+
+def loads(raw: bytes) -> tuple[Any, bool]:
+    """``json.loads(raw)``, and whether invalid UTF-8 in ``raw`` had to be replaced (U+FFFD)
+    for it to decode. Raises :class:`ValueError` when it is not JSON even so."""
+    try:
+        if raw[:1] == b"{" and raw[1:2] != b"\x00":
+            # What json.loads(raw) does, minus its encoding sniffing: a line that starts with
+            # "{" and no NUL after it is UTF-8 to json.detect_encoding too.
+            return _DECODE(raw.decode("utf-8", "surrogatepass")), False
+        return json.loads(raw), False
+    except UnicodeDecodeError:
+        return _DECODE(raw.decode("utf-8", "replace")), True
+
+
+def repaired(offset: int, where: str) -> ParseIssue:
+    """The issue that records a record kept with its invalid UTF-8 replaced by U+FFFD."""
+    return ParseIssue(offset, f"{where}: invalid UTF-8 replaced by U+FFFD", repaired=True)
 
 
 def iter_records(

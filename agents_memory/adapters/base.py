@@ -64,10 +64,12 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class ParseIssue:
-    """A record that could not be used: where it is and why. Never fatal."""
+    """A record that could not be used (or, when ``repaired``, was used only after its
+    invalid UTF-8 was replaced by U+FFFD): where it is and why. Never fatal."""
 
     offset: int
     reason: str
+    repaired: bool = False
 
 
 @dataclass(slots=True)

@@ -41,7 +41,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents_memory.adapters._jsonl import complete_end, iter_records, parse_timestamp
+from agents_memory.adapters._jsonl import (
+    complete_end,
+    iter_records,
+    loads,
+    parse_timestamp,
+    repaired,
+)
 from agents_memory.adapters.base import (
     MCP_SERVER_NAME,
     Adapter,
@@ -195,10 +201,12 @@ class _Session:
     def read_whole(self, data: bytes) -> int:
         """A legacy ``ConversationRecord``; an unreadable file (mid-write) consumes nothing."""
         try:
-            record = json.loads(data) if data.strip() else {}
-        except ValueError as exc:
+            record, was_repaired = loads(data) if data.strip() else ({}, False)
+        except (ValueError, RecursionError) as exc:
             self.issues.append(ParseIssue(0, f"invalid JSON document: {exc}"))
             return 0
+        if was_repaired:
+            self.issues.append(repaired(0, "document"))
         if not isinstance(record, dict):
             self.issues.append(ParseIssue(0, "not a JSON object"))
             return 0
@@ -312,8 +320,8 @@ def _session_from_file(path: Path) -> str | None:
     """The ``sessionId`` of the metadata line, for a read that starts mid-file without state."""
     try:
         with path.open("rb") as handle:
-            first = json.loads(handle.readline(_FIRST_LINE_LIMIT))
-    except (OSError, ValueError):
+            first, _repaired = loads(handle.readline(_FIRST_LINE_LIMIT))
+    except (OSError, ValueError, RecursionError):
         return None
     session = first.get("sessionId") if isinstance(first, dict) else None
     return session if isinstance(session, str) else None

@@ -24,7 +24,6 @@ a second for live tailing; a backfill of old sessions is the one case it misdate
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from agents_memory.adapters._jsonl import iter_records
+from agents_memory.adapters._jsonl import iter_records, loads
 from agents_memory.adapters._text import tag_blocks
 from agents_memory.adapters.base import (
     MCP_SERVER_NAME,
@@ -240,7 +239,7 @@ def _content_text(content: object) -> str:
 
 def _read_summary(path: Path) -> Mapping[str, Any]:
     try:
-        summary = json.loads(path.read_bytes())
+        summary, _repaired = loads(path.read_bytes())
     except (OSError, ValueError):
         return {}
     return summary if isinstance(summary, dict) else {}

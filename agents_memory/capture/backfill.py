@@ -39,6 +39,8 @@ class PlatformTotals:
     skipped: int = 0
     dropped: int = 0
     issues: int = 0
+    repaired: int = 0
+    """Records kept after their invalid UTF-8 was replaced by U+FFFD."""
     bytes_read: int = 0
     unknown: dict[str, int] = field(default_factory=dict)
 
@@ -64,6 +66,7 @@ class BackfillReport:
         totals.skipped += outcome.skipped
         totals.dropped += outcome.dropped
         totals.issues += outcome.issues
+        totals.repaired += outcome.repaired
         totals.bytes_read += outcome.bytes_read
         for kind, count in outcome.unknown.items():
             totals.unknown[kind] = totals.unknown.get(kind, 0) + count

@@ -47,6 +47,8 @@ class FileOutcome:
     dropped: int = 0
     """Turns filtered out (brief echoes, fully private turns, excluded projects)."""
     issues: int = 0
+    repaired: int = 0
+    """Records kept after their invalid UTF-8 was replaced by U+FFFD."""
     restarted: bool = False
     unknown: Counter[str] = field(default_factory=Counter)
     bytes_read: int = 0
@@ -61,6 +63,7 @@ class FileOutcome:
         self.skipped += other.skipped
         self.dropped += other.dropped
         self.issues += other.issues
+        self.repaired += other.repaired
         self.restarted = self.restarted or other.restarted
         self.unknown.update(other.unknown)
         self.bytes_read += other.bytes_read
@@ -214,7 +217,9 @@ class Ingestor:
             result = adapter.parse(
                 path, data, offset=region.offset, state=state, final=True, home=self.home
             )
-        outcome.issues += len(result.issues)
+        fixed = sum(1 for issue in result.issues if issue.repaired)
+        outcome.issues += len(result.issues) - fixed
+        outcome.repaired += fixed
         outcome.unknown.update(result.unknown_kinds)
         rows = self.prepare(result.turns, outcome)
         end = region.end if mode == "whole" else result.resume_offset
@@ -244,7 +249,8 @@ class Ingestor:
                 tailer.MAX_LINE_BYTES,
             )
         for issue in result.issues:
-            log.warning("%s: skipped a record at offset %d: %s", path, issue.offset, issue.reason)
+            what = "kept a repaired" if issue.repaired else "skipped a"
+            log.warning("%s: %s record at offset %d: %s", path, what, issue.offset, issue.reason)
         counts = self._insert(conn, path, read.rows, outcome)
         outcome.inserted, outcome.updated = counts.inserted, counts.updated
         outcome.skipped = counts.skipped
@@ -255,6 +261,7 @@ class Ingestor:
             unknown=result.unknown_kinds,
             issues=outcome.issues,
             last_issue=_last_issue(result.issues, region.skipped_long_line),
+            repaired=outcome.repaired,
         )
         if counts.inserted or counts.updated:
             notify_new_memories(conn, counts.inserted + counts.updated)

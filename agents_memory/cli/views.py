@@ -65,6 +65,7 @@ def print_backfill(report: BackfillReport) -> None:
         )
     console = _console()
     console.print(table)
+    _print_repaired(console, {name: t.repaired for name, t in report.platforms.items()})
     rate = report.turns_seen / report.seconds if report.seconds > 0 else 0.0
     console.print(
         f"{report.stored} rows stored in {report.seconds:.1f} s ({rate:,.0f} turns/s read)"
@@ -104,12 +105,21 @@ def print_status(status: CaptureStatus) -> None:
             unknown or "-",
         )
     console.print(table)
+    _print_repaired(console, {name: item.repaired for name, item in status.platforms.items()})
     _print_coldpath(console, status.coldpath)
     for name, entries in sorted(status.installed.items()):
         shown = "; ".join(entries) if entries else "not installed"
         console.print(f"[bold]{name}[/bold]: {shown}")
     for problem in status.problems:
         console.print(f"[red]problem:[/red] {problem}")
+
+
+def _print_repaired(console: Console, repaired: dict[str, int]) -> None:
+    """One line per platform with records kept after invalid UTF-8 was replaced by U+FFFD."""
+    for name, count in sorted(repaired.items()):
+        if count:
+            lines = "line" if count == 1 else "lines"
+            console.print(f"{name}: {count} {lines} with invalid UTF-8 repaired (U+FFFD)")
 
 
 def _console() -> Console:

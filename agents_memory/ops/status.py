@@ -28,6 +28,8 @@ class PlatformStatus:
     files_behind: int = 0
     issues: int = 0
     last_issue: str | None = None
+    repaired: int = 0
+    """Records kept after their invalid UTF-8 was replaced by U+FFFD."""
     unknown_kinds: dict[str, int] = field(default_factory=dict)
 
 
@@ -79,6 +81,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
         item = status.platforms.setdefault(cursor.platform, PlatformStatus())
         item.files_tracked += 1
         item.issues += cursor.issues
+        item.repaired += cursor.repaired
         item.last_issue = cursor.last_issue or item.last_issue
         if cursor.last_capture_at and (
             item.last_capture_at is None or cursor.last_capture_at > item.last_capture_at

@@ -34,6 +34,8 @@ class Cursor:
     rows_captured: int = 0
     issues: int = 0
     last_issue: str | None = None
+    repaired: int = 0
+    """Records kept after their invalid UTF-8 was replaced by U+FFFD."""
     rescans: int = 0
     last_capture_at: datetime | None = None
     updated_at: datetime | None = None
@@ -47,7 +49,8 @@ class Cursor:
 
 _COLUMNS = (
     'platform, device_name, path, dev, inode, size, "offset", last_line_hash, state,'
-    " unknown_kinds, rows_captured, issues, last_issue, rescans, last_capture_at, updated_at"
+    " unknown_kinds, rows_captured, issues, last_issue, repaired, rescans, last_capture_at,"
+    " updated_at"
 )
 
 
@@ -90,15 +93,17 @@ def save_cursor(
     unknown: Mapping[str, int] | None = None,
     issues: int = 0,
     last_issue: str | None = None,
+    repaired: int = 0,
 ) -> None:
-    """Write ``cursor``, adding ``rows``/``unknown``/``issues`` to its running totals."""
+    """Write ``cursor``, adding ``rows``/``unknown``/``issues``/``repaired`` to its running
+    totals."""
     kinds = Counter(cursor.unknown_kinds)
     kinds.update(unknown or {})
     conn.execute(
         "UPDATE capture_cursors SET platform = %s, dev = %s, inode = %s, size = %s,"
         ' "offset" = %s, last_line_hash = %s, state = %s, unknown_kinds = %s,'
         " rows_captured = rows_captured + %s, issues = issues + %s,"
-        " last_issue = coalesce(%s, last_issue), rescans = %s,"
+        " last_issue = coalesce(%s, last_issue), repaired = repaired + %s, rescans = %s,"
         " last_capture_at = CASE WHEN %s > 0 THEN now() ELSE last_capture_at END,"
         " updated_at = now()"
         " WHERE device_name = %s AND path = %s",
@@ -114,6 +119,7 @@ def save_cursor(
             rows,
             issues,
             last_issue,
+            repaired,
             cursor.rescans,
             rows,
             cursor.device_name,

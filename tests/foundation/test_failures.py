@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
@@ -102,3 +103,51 @@ def test_a_broken_setup_is_one_line_and_exit_1(case: str, home: Path) -> None:
     assert "Traceback" not in output
     for secret in [*SECRETS.values(), "S3cret-pw"]:
         assert secret not in output
+
+
+UNREACHABLE = "postgresql://nobody@127.0.0.1:1/nothing"
+"""A database URL nothing listens on (port 1)."""
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_status_exits_1_and_says_so_when_the_database_is_unreachable(
+    home: Path, as_json: bool
+) -> None:
+    env = _clean_env(home, DATABASE_URL=UNREACHABLE)
+    result = subprocess.run(
+        [str(BIN / "memory-capture"), "status", *(["--json"] if as_json else [])],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=home,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    if as_json:
+        problems = json.loads(result.stdout)["problems"]
+        assert any(p.startswith("database: cannot connect") for p in problems), problems
+    else:
+        assert "problem: database: cannot connect" in result.stdout
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_doctor_exits_1_when_it_finds_the_database_not_healthy(home: Path, as_json: bool) -> None:
+    env = _clean_env(home, DATABASE_URL=UNREACHABLE)
+    result = subprocess.run(
+        [str(BIN / "mcp-agents-memory"), "doctor", *(["--json"] if as_json else [])],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=home,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    if as_json:
+        report = json.loads(result.stdout)
+        assert report["healthy"] is False and report["problems"]
+    else:
+        assert result.stdout.strip().splitlines()[-1] == "NOT healthy"
+        assert "problem: cannot connect" in result.stderr

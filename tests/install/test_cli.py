@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,3 +170,33 @@ def test_install_with_codex_on_path_trusts_the_hooks(home: Path, bin_dir: Path) 
     assert result.exit_code == 0, result.output
     assert "codex-cli: trusted 2 Codex hook(s)" in result.output
     assert "hooks.state" in (home / ".codex" / "config.toml").read_text("utf-8")
+
+
+def test_real_install_and_uninstall_exit_1_naming_the_client_skipped_for_a_malformed_file(
+    home: Path, bin_dir: Path
+) -> None:
+    """The console script itself (not click's runner): its exit code is what shells see."""
+    seed_home(home)
+    settings = home / ".claude" / "settings.json"
+    settings.write_text('{"permissions": {', encoding="utf-8")
+    env = {
+        "HOME": str(home),
+        "PATH": str(bin_dir),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "MEMORY_CONFIG_PATH": str(home / "no-such.env"),
+    }
+    script = str(Path(sys.executable).parent / "memory-capture")
+    for action in ("install", "uninstall"):
+        result = subprocess.run(
+            [script, action, "--yes"], env=env, capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 1, (action, result.stdout, result.stderr)
+        errors = result.stderr.strip().splitlines()
+        assert len(errors) == 1, (action, result.stderr)
+        assert errors[0].startswith(f"error: claude-code: {settings}: not valid JSON")
+        assert "skipped" in errors[0]
+        assert settings.read_text("utf-8") == '{"permissions": {'
+        assert "mcp-agents-memory" not in (home / ".claude.json").read_text("utf-8")
+        installed = "memory-capture" in (home / ".codex" / "hooks.json").read_text("utf-8")
+        assert installed == (action == "install"), action  # the other clients go on

@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 
 from agents_memory.adapters.base import Adapter
-from agents_memory.capture.discovery import Catalog
+from agents_memory.capture.discovery import Catalog, Unreadable
 from agents_memory.capture.pipeline import FileOutcome, Ingestor, RegionRead
 from agents_memory.config import Settings
 from agents_memory.store import cursors as cursor_store
@@ -49,6 +49,9 @@ class PlatformTotals:
 class BackfillReport:
     platforms: dict[str, PlatformTotals] = field(default_factory=dict)
     seconds: float = 0.0
+    unreadable: list[Unreadable] = field(default_factory=list)
+    """Transcripts and directories this user could not read (not imported; run again once
+    they are readable)."""
 
     @property
     def stored(self) -> int:
@@ -84,8 +87,9 @@ def backfill(
     progress: Progress | None = None,
 ) -> BackfillReport:
     """Read every transcript (modified since ``since``) to its end."""
-    files = sorted(catalog.transcripts(since), key=lambda item: _mtime(item[0]))
     report = BackfillReport()
+    found = catalog.transcripts(since, unreadable=report.unreadable)
+    files = sorted(found, key=lambda item: _mtime(item[0]))
     started = time.perf_counter()
     with open_user_connection(settings, prepare=True) as opened:
         conn = opened.conn
@@ -101,8 +105,10 @@ def backfill(
                         conn, path, adapter, final=True, ahead=ahead.regions(path)
                     )
                     report.add(outcome)
-                except OSError:
+                except OSError as exc:
                     report.platforms.setdefault(adapter.name, PlatformTotals()).issues += 1
+                    reason = exc.strerror or str(exc)
+                    report.unreadable.append(Unreadable(path, reason, adapter.name))
                 if progress is not None:
                     progress(path, done, len(files))
     report.seconds = time.perf_counter() - started

@@ -28,7 +28,7 @@ from watchdog.observers.api import BaseObserver
 
 from agents_memory.adapters.base import Adapter
 from agents_memory.capture import tailer
-from agents_memory.capture.discovery import Catalog
+from agents_memory.capture.discovery import Catalog, Unreadable
 from agents_memory.capture.pipeline import FileOutcome, Ingestor
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError, first_line
@@ -114,6 +114,8 @@ class CaptureDaemon:
         self._db: database.Database | None = None
         self._backoff = 0.5
         self._last_seen: dict[Path, tuple[int, int, int]] = {}
+        self._unreadable: set[Path] = set()
+        """What the last rescan could not read (logged once, until it changes)."""
         self._nudge_sock: socket.socket | None = None
         self._next_rescan = 0.0
         self._root_paths: list[Path] = [root for root, _a in catalog.roots()]
@@ -262,7 +264,8 @@ class CaptureDaemon:
         self._watch_new_roots()
         known = self._known_cursors()
         now = time.time()
-        for path, adapter in self.catalog.transcripts():
+        unreadable: list[Unreadable] = []
+        for path, adapter in self.catalog.transcripts(unreadable=unreadable):
             if self._stop.is_set():
                 return
             try:
@@ -279,6 +282,18 @@ class CaptureDaemon:
             idle = now - st.st_mtime >= IDLE_FINAL_SEC
             if self._process(path, final=idle, adapter=adapter) is not None and idle:
                 self._last_seen[path] = key
+        self._report_unreadable(unreadable)
+
+    def _report_unreadable(self, unreadable: list[Unreadable]) -> None:
+        """Log each transcript or directory that became unreadable (once; the rescan reads it
+        as soon as it is readable again)."""
+        paths = {item.path for item in unreadable}
+        for item in unreadable:
+            if item.path not in self._unreadable:
+                log.warning("%s (%s); captured once it is readable", item, item.platform)
+        for path in self._unreadable - paths:
+            log.info("%s is readable again", path)
+        self._unreadable = paths
 
     def _known_cursors(self) -> dict[str, cursor_store.Cursor]:
         """This device's cursors, for skipping files that did not change (first scan only)."""

@@ -1,13 +1,32 @@
-"""Finding transcript files: which adapter owns a path, and every transcript under the roots."""
+"""Finding transcript files: which adapter owns a path, and every transcript under the roots.
+
+A directory under a root that cannot be listed, or a transcript that cannot be opened, is not
+skipped in silence: :meth:`Catalog.transcripts` hands it, with the reason, to the caller's
+``unreadable`` list (``backfill`` and ``status`` show it; the daemon logs it), and finds it
+again on the next walk once it is readable.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from agents_memory.adapters.base import Adapter
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A transcript or a directory under a root that this user cannot read, and why."""
+
+    path: Path
+    reason: str
+    platform: str
+
+    def __str__(self) -> str:
+        return f"cannot read {self.path}: {self.reason}"
 
 
 class Catalog:
@@ -27,14 +46,23 @@ class Catalog:
                 return adapter
         return None
 
-    def transcripts(self, since: datetime | None = None) -> Iterator[tuple[Path, Adapter]]:
-        """Every transcript file that exists now (modified at or after ``since``, if given)."""
+    def transcripts(
+        self, since: datetime | None = None, *, unreadable: list[Unreadable] | None = None
+    ) -> Iterator[tuple[Path, Adapter]]:
+        """Every readable transcript file that exists now (modified at or after ``since``, if
+        given). Directories that cannot be listed and transcripts that cannot be read are
+        appended to ``unreadable`` (when given) instead."""
         seen: set[Path] = set()
         threshold = since.timestamp() if since is not None else None
         for root, adapter in self.roots():
             if not root.is_dir():
                 continue
-            for directory, _dirs, files in os.walk(root, followlinks=False):
+
+            def walk_error(exc: OSError, platform: str = adapter.name) -> None:
+                if unreadable is not None and not isinstance(exc, FileNotFoundError):
+                    unreadable.append(_unreadable(exc, platform))
+
+            for directory, _dirs, files in os.walk(root, onerror=walk_error, followlinks=False):
                 for name in files:
                     path = Path(directory) / name
                     if path in seen or not adapter.owns(path, self.home):
@@ -42,7 +70,29 @@ class Catalog:
                     if threshold is not None and _mtime(path) < threshold:
                         continue
                     seen.add(path)
+                    if not os.access(path, os.R_OK):
+                        reason = _reason(path)
+                        if unreadable is not None and reason is not None:
+                            unreadable.append(Unreadable(path, reason, adapter.name))
+                        continue
                     yield path, adapter
+
+
+def _unreadable(exc: OSError, platform: str) -> Unreadable:
+    where = Path(os.fsdecode(exc.filename)) if exc.filename is not None else Path("?")
+    return Unreadable(where, exc.strerror or str(exc), platform)
+
+
+def _reason(path: Path) -> str | None:
+    """Why ``path`` cannot be opened for reading (what ``open`` says); ``None`` when it is
+    gone (deleted meanwhile, or a dangling link): nothing to read, nothing to report."""
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return "not readable"
 
 
 def _mtime(path: Path) -> float:

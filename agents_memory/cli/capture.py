@@ -130,7 +130,11 @@ def run(ctx: click.Context, poll: bool) -> None:
 def backfill(
     ctx: click.Context, platforms: tuple[str, ...], since: datetime | None, as_json: bool
 ) -> None:
-    """Import existing history from every client's transcripts (safe while the daemon runs)."""
+    """Import existing history from every client's transcripts (safe while the daemon runs).
+
+    Exits 1 when a transcript or a folder of transcripts could not be read (each is listed
+    with the reason); run it again once they are readable.
+    """
     from agents_memory.capture.backfill import backfill as run_backfill
     from agents_memory.cli.views import backfill_progress, print_backfill
 
@@ -146,12 +150,18 @@ def backfill(
                     "seconds": report.seconds,
                     "stored": report.stored,
                     "platforms": {k: vars_of(v) for k, v in report.platforms.items()},
+                    "unreadable": [
+                        {"path": str(u.path), "reason": u.reason, "platform": u.platform}
+                        for u in report.unreadable
+                    ],
                 },
                 indent=2,
             )
         )
     else:
         print_backfill(report)
+    if report.unreadable:
+        ctx.exit(1)
 
 
 def vars_of(obj: object) -> dict[str, object]:

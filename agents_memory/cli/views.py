@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -66,6 +67,9 @@ def print_backfill(report: BackfillReport) -> None:
     console = _console()
     console.print(table)
     _print_repaired(console, {name: t.repaired for name, t in report.platforms.items()})
+    for item in report.unreadable:
+        line = escape(f"{item.platform}: {item}")
+        console.print(f"[red]not imported:[/red] {line}", highlight=False, soft_wrap=True)
     rate = report.turns_seen / report.seconds if report.seconds > 0 else 0.0
     console.print(
         f"{report.stored} rows stored in {report.seconds:.1f} s ({rate:,.0f} turns/s read)"
@@ -111,7 +115,7 @@ def print_status(status: CaptureStatus) -> None:
         shown = "; ".join(entries) if entries else "not installed"
         console.print(f"[bold]{name}[/bold]: {shown}")
     for problem in status.problems:
-        console.print(f"[red]problem:[/red] {problem}")
+        console.print(f"[red]problem:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
 
 
 def _print_repaired(console: Console, repaired: dict[str, int]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agents_memory.capture.daemon import running_pid
-from agents_memory.capture.discovery import Catalog
+from agents_memory.capture.discovery import Catalog, Unreadable
 from agents_memory.config import Settings
 from agents_memory.store import cursors as cursor_store
 from agents_memory.store import database
@@ -40,10 +40,13 @@ class CaptureStatus:
     database: str
     platforms: dict[str, PlatformStatus] = field(default_factory=dict)
     installed: dict[str, list[str]] = field(default_factory=dict)
+    """Per client (and ``systemd``): our hook, MCP and service entries found on disk."""
     coldpath: dict[str, Any] | None = None
     """Backlog, last run and per-job counts, LLM use (``coldpath.status``)."""
-    """Per client (and ``systemd``): our hook, MCP and service entries found on disk."""
     problems: list[str] = field(default_factory=list)
+    unreadable: list[dict[str, str]] = field(default_factory=list)
+    """Transcripts and directories this user cannot read: ``path``, ``reason``, ``platform``
+    (each also a problem)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,12 +62,18 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
 
     status.installed = installed_entries(catalog.home)
     on_disk: dict[str, int] = {}
-    for path, adapter in catalog.transcripts():
+    unreadable: list[Unreadable] = []
+    for path, adapter in catalog.transcripts(unreadable=unreadable):
         status.platforms[adapter.name].files_on_disk += 1
         try:
             on_disk[str(path)] = path.stat().st_size
         except OSError:
             continue
+    for lost in unreadable:
+        status.unreadable.append(
+            {"path": str(lost.path), "reason": lost.reason, "platform": lost.platform}
+        )
+        status.problems.append(f"{lost.platform}: {lost}")
     try:
         db = database.locate_database(settings)
         status.database = db.description

@@ -12,7 +12,9 @@ from pathlib import Path
 BIN = Path(sys.executable).parent
 
 
-def capture_env(home: Path, db_url: str, **extra: str) -> dict[str, str]:
+def capture_env(home: Path, db_url: str | None, **extra: str) -> dict[str, str]:
+    """The environment of a user whose home is ``home``; ``db_url`` ``None``: the embedded
+    database under ``home/.data``."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -26,17 +28,18 @@ def capture_env(home: Path, db_url: str, **extra: str) -> dict[str, str]:
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_STATE_HOME=str(home / ".state"),
         XDG_DATA_HOME=str(home / ".data"),
-        DATABASE_URL=db_url,
         USER_NAME="tester",
         DEVICE_NAME="test-device",
         EMBEDDING_BACKEND="none",
     )
+    if db_url is not None:
+        env["DATABASE_URL"] = db_url
     env.update(extra)
     return env
 
 
 def memory_capture(
-    home: Path, db_url: str, *args: str, user: str | None = None
+    home: Path, db_url: str | None, *args: str, user: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``memory-capture <args>`` under ``home`` (as ``user`` when given: we run as root)."""
     drop: dict[str, object] = {}

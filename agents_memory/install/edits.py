@@ -4,8 +4,9 @@ Pure functions: text in, text out (``None`` = delete the file), plus what the ed
 later uninstall can take exactly that away again. Nothing here touches the disk; the installer
 reads, backs up and writes.
 
-* JSON keeps unknown keys and their order and is written with the file's own indent (2 for a
-  new file; a one-line file stays on one line).
+* JSON is edited in place (:mod:`agents_memory.install.jsontext`): every byte outside the
+  keys we write is kept, and what we write takes the file's own indent (2 for a new file; a
+  one-line file stays on one line), so uninstall gives back the original bytes.
 * TOML goes through ``tomlkit`` (imported lazily), which keeps comments and formatting.
 * ``text-block`` files hold one block between the begin/end markers; ``file`` is wholly ours.
 
@@ -32,6 +33,7 @@ from agents_memory.adapters.base import (
     is_our_hook_command,
 )
 from agents_memory.errors import ConfigFileError
+from agents_memory.install import jsontext
 
 __all__ = [
     "Record",
@@ -430,6 +432,12 @@ def _plain(value: Any) -> Any:
 
 
 def _dump_json(data: Any, original: str | None) -> str:
+    """``data`` as the text of ``original`` edited in place (:mod:`.jsontext`): only what
+    changed is written; a new or empty file is written afresh with an indent of 2."""
+    if original is not None and original.strip():
+        patched = jsontext.patch(original, data)
+        if patched is not None:
+            return patched
     if original is None or not original.strip():
         indent: str | int | None = 2
     elif "\n" not in original.strip():

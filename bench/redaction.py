@@ -112,8 +112,9 @@ def self_recall(redact: Redact, samples: list[dict[str, str]]) -> dict[str, tupl
     for s in samples:
         if s["class"] != "self":
             continue
-        texts = [p.format(v=s["secret"]) for p in PROSE]
-        texts += [_fill(t, NEUTRAL_NAME, s["secret"]) for _, t in SYNTAXES]
+        value = s.get("text", s["secret"])
+        texts = [p.format(v=value) for p in PROSE]
+        texts += [_fill(t, NEUTRAL_NAME, value) for _, t in SYNTAXES]
         for text in texts:
             row = tally[s["catalogue"]]
             row[0] += _gone(s["secret"], redact(text))

@@ -367,6 +367,38 @@ def _keyword_samples(root: Path) -> Iterator[Sample]:
                        "secret": m.group(1)}
 
 
+# Samples that are not secrets on their own: an endpoint, an e-mail address, a UUID, a value with
+# the text around it (kubernetes' ``extra: …``, sidekiq's ``user:pass``), a placeholder.
+_ENDPOINT = re.compile(
+    r"[\w.,-]+\.(?:com|io|net|org|cloud|dev)(?::\d+)?|[^@\s]+@[\w.-]+\.\w+"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[\w.-]+: .*|[0-9a-f]{8}:[0-9a-f]{8}"
+)
+_URL = re.compile(r"[a-z][a-z0-9+.]*://(?:[^:/@\s]*:(?P<pw>[^@\s]+)@)?[^/\s]*(?P<path>/\S*)?")
+
+
+_CONTEXT_ONLY = {"nuget-config-password", "kubernetes-secret-yaml", "sidekiq-sensitive-url"}
+
+
+def clean(secret: str) -> dict[str, str] | None:
+    """The sample's secret (and the text it stands in when it is part of a URL), or ``None``
+    when it is not a secret on its own."""
+    secret = secret.strip().strip("\"'`")
+    m = _URL.fullmatch(secret)
+    if m:  # a URL: its password, or its last long path segment (a webhook's key)
+        if m.group("pw"):
+            return {"text": secret, "secret": m.group("pw")}
+        else:
+            tail = [seg for seg in (m.group("path") or "").split("/") if len(seg) >= 16]
+            if not tail:
+                return None
+            return {"text": secret, "secret": tail[-1]}
+    if len(secret) < 12 or _ENDPOINT.fullmatch(secret):
+        return None
+    if re.search(r"(.)\1{7}", secret) or len(set(secret)) < 8:
+        return None  # a placeholder such as AKCxxxxxxxxxx or sk-AAAA…
+    return {"secret": secret}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--gitleaks", type=Path, required=True)
@@ -385,6 +417,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     for source in sources:
         for sample in source:
+            cleaned = clean(sample["secret"])
+            if cleaned is None or len(cleaned["secret"]) < 12:
+                continue
+            sample.pop("secret")
+            sample.update(cleaned)
+            if sample["rule"] in _CONTEXT_ONLY:
+                sample["class"] = "keyed"
             key = (sample["catalogue"], sample["rule"])
             if (sample["catalogue"], sample["secret"]) in seen or per_rule.get(key, 0) >= PER_RULE:
                 continue

@@ -392,6 +392,9 @@ def clean(secret: str) -> dict[str, str] | None:
             if not tail:
                 return None
             return {"text": secret, "secret": tail[-1]}
+    app = re.fullmatch(r"[0-9]{15,16}(?:\||%7C)(?P<secret>\S+)", secret)
+    if app:  # a Facebook "app id|app secret": the id is public
+        return {"text": secret, "secret": app.group("secret")}
     if len(secret) < 12 or _ENDPOINT.fullmatch(secret):
         return None
     if re.search(r"(.)\1{7}", secret) or len(set(secret)) < 8:

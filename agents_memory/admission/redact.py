@@ -76,7 +76,8 @@ _SCREEN_EXTRAS: Final = {
     "=": (f":?{_ASSIGN_TAIL}",),
     ">": (f"={_ASSIGN_TAIL}",),
     ":": (_ASSIGN_TAIL,),
-    ".": (r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{20}",),
+    ".": (r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{20}", r"[A-Za-z0-9]{14}tap"),  # discord, airtable
+    "|": (r"[0-9]{15}",),  # a Facebook "app id|secret"
 }
 
 
@@ -119,7 +120,7 @@ def _build_screen() -> tuple[re.Pattern[str], _Table, _Table]:
         t[::-1]: frozenset(i for u, rules in by_trigger.items() if u in t for i in rules)
         for t in literals
     }
-    special = {t[1:]: frozenset(rules) for t, rules in by_trigger.items() if t.startswith("\0")}
+    special = {t[1:]: frozenset(rules) for t, rules in list(by_trigger.items()) if t[0] == "\0"}
     return _trie_regex([t[::-1] for t in literals], _SCREEN_EXTRAS), table, special
 
 
@@ -127,8 +128,14 @@ _SCREEN, _TRIGGER_RULES, _SPECIAL_RULES = _build_screen()
 _ASSIGN_RULES: Final = _SPECIAL_RULES["assign"]
 _AUTH_RULES: Final = _SPECIAL_RULES["auth"]
 _DISCORD_RULES: Final = _SPECIAL_RULES["discord"]
+_AIRTABLE_RULES: Final = _SPECIAL_RULES["airtable"]
+_PIPE_RULES: Final = _SPECIAL_RULES["pipe"]
 _CURL_RULES: Final = _SPECIAL_RULES["curl"]
 _DAPI_RULES: Final = _SPECIAL_RULES["dapi"]
+# "\0=x": rules enabled when the text contains the literal x (a trigger that cannot be split on).
+_CONTAINS_RULES: Final = tuple(
+    (name[1:], rules) for name, rules in _SPECIAL_RULES.items() if name.startswith("=")
+)
 
 
 # --- assignments (name = value) ---------------------------------------------------------------
@@ -291,7 +298,9 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         if rules is not None:
             enabled |= rules
         elif hit[0] == ".":
-            enabled |= _DISCORD_RULES
+            enabled |= _AIRTABLE_RULES if hit[-3:] == "tap" else _DISCORD_RULES
+        elif hit[0] == "|":
+            enabled |= _PIPE_RULES
         elif hit[-13:].lower() == "noitazirohtua":  # an Authorization header
             enabled |= _AUTH_RULES
         else:
@@ -302,6 +311,9 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         enabled |= _CURL_RULES
     if "dapi" in text:
         enabled |= _DAPI_RULES
+    for literal, rules in _CONTAINS_RULES:
+        if literal in text:
+            enabled |= rules
     if not enabled and not flags:
         return []
     found: list[tuple[int, int, str]] = []

@@ -84,7 +84,7 @@ def _rule(
     return Rule(
         re.compile(pattern, flags),
         tuple((prefix, kind) for prefix, kind in table),
-        tuple(triggers.split("|")),
+        tuple(t.replace("<pipe>", "|") for t in triggers.split("|")),
         check,
         bounded,
         key_group,
@@ -157,14 +157,14 @@ _GL_PREFIXES: Final = "glpat-|glft-|gldt-|glrt-|glptt-|glcbt-|glimt-|glagent-|gl
 _SHORTHANDS: Final = {"<w>": "[A-Za-z0-9_-]", "<a>": "[A-Za-z0-9]", "<h>": "[a-f0-9]"}
 # Provider formats that stand alone: (kinds, pattern, triggers); the whole token is replaced.
 _TOKENS: Final = (
-    ("google_api_key", r"AIza<w>{35}", "AIza"),
+    ("google_api_key", r"AIza<w>{35}", "AIz"),
     ("google_oauth_client_secret", r"GOCSPX-<w>{28}", "GOCSPX-"),
     ("google_oauth_token", r"ya29\.<w>{20,}+", "ya29."),
     ("google_refresh_token", r"1//0<w>{30,}+", "1//0"),
     (
         "aws_access_key_id",
         r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}",
-        "AKIA|ASIA|ABIA|ACCA|A3T",
+        "AKIA|ASIA|ABIA|ACCA|A3",
     ),
     (_GH_KINDS, r"gh[pousr]_<a>{36,251}+", "ghp_|gho_|ghu_|ghs_|ghr_"),
     ("github_fine_grained_pat", r"github_pat_[A-Za-z0-9_]{60,255}+", "github_pat_"),
@@ -257,7 +257,7 @@ _IN_CONTEXT: Final = (
         "webhook_url",
         r"(?:hooks\.zapier\.com/hooks/catch|\.tines\.com/webhook|\.webhook\.office\.com/webhookb2"
         r"|\.logic\.azure\.com(?::443)?/workflows)/(?P<v>[^\s\"'<>`]{16,512}+)",
-        "hooks.zapier.com/|.tines.com/|.webhook.office.com/|.logic.azure.com",
+        "hooks.zapier.com/|.tines.com/|.webhook.office.com/|/workflows/",
     ),
 )
 
@@ -292,7 +292,13 @@ RULES: Final[tuple[Rule, ...]] = (
     _rule("fireworks_api_key", r"fw_[A-Za-z0-9]{20,}+", "fw_", check=_random_body),
     *(_rule(kinds, pattern, triggers) for kinds, pattern, triggers in _TOKENS),
     *(
-        _rule(kind, pattern, triggers, check=_random_body if random else None)
+        _rule(
+            kind,
+            pattern,
+            triggers,
+            check=_random_body if random else None,
+            bounded="(?P<v>" not in pattern,
+        )
         for kind, pattern, triggers, random in _CATALOGUE_FORMATS
     ),
     *(_rule(kinds, pattern, triggers, bounded=False) for kinds, pattern, triggers in _IN_CONTEXT),

@@ -9,7 +9,7 @@ keyword (a bare 32-hex string near "adzuna") are left to the ``name = value`` ru
 
 Each entry: ``(kind, pattern, triggers, random)``. Patterns use the shorthands of
 ``secret_formats`` (``<w>`` base64url, ``<a>`` alphanumeric, ``<h>`` lower hex); triggers are
-``|``-separated literals the text must contain; ``random`` asks that the match look random (two
+``|``-separated literals the text must contain (``\0=x``: enabled when the text contains ``x``; ``<pipe>`` stands for ``|``); ``random`` asks that the match look random (two
 character classes and a run of 10 alphanumerics), for prefixes that ordinary words can start with.
 """
 
@@ -21,12 +21,12 @@ _UUID: Final = "<h>{8}-<h>{4}-<h>{4}-<h>{4}-<h>{12}"
 
 FORMATS: Final[tuple[tuple[str, str, str, bool], ...]] = (
     # observability
-    ("grafana_api_key", r"eyJrIjoi<a>{70,400}+={0,3}", "eyJrIjoi", False),
+    ("grafana_api_key", r"eyJrIjoi<a>{70,400}+={0,3}", "eyJ", False),
     ("grafana_cloud_token", r"glc_[A-Za-z0-9+/]{32,400}+={0,3}", "glc_", False),
     ("grafana_service_account_token", r"glsa_[A-Za-z0-9_]{32,80}+", "glsa_", False),
     ("sentry_org_token", r"sntrys_eyJ[A-Za-z0-9+/=_-]{30,}+", "sntrys_", False),
     ("sentry_user_token", r"sntryu_<h>{64}", "sntryu_", False),
-    ("dynatrace_token", r"dt0[a-z][0-9]{2}\.<a>{24}\.<a>{64}", "dt0c0|dt0s0|dt0a0", False),
+    ("dynatrace_token", r"dt0[a-z][0-9]{2}\.<a>{24}\.<a>{64}", "dt0c01.|dt0s01.|dt0a01.", False),
     (
         "newrelic_key",
         r"NR(?:AK|BR|II|IQ|JS|RA|AA)-[A-Za-z0-9_-]{19,40}+",
@@ -43,8 +43,8 @@ FORMATS: Final[tuple[tuple[str, str, str, bool], ...]] = (
     ("dockerhub_token", r"dckr_(?:pat|oat)_<w>{24,}+", "dckr_pat_|dckr_oat_", False),
     ("rubygems_api_key", r"rubygems_[a-z0-9]{48}", "rubygems_", False),
     ("clojars_token", r"CLOJARS_[A-Za-z0-9]{60}", "CLOJARS_", False),
-    ("artifactory_api_key", r"AKCp<a>{69}", "AKCp", False),
-    ("artifactory_reference_token", r"cmVmdGtu<a>{56}", "cmVmdGtu", False),
+    ("artifactory_api_key", r"AKCp<a>{69}", "AK", False),
+    ("artifactory_reference_token", r"cmVmdGtu<a>{56}", "cmV", False),
     ("atlassian_datacenter_token", r"BBDC-[A-Za-z0-9+/@_-]{40,50}+", "BBDC-", False),
     ("octopus_deploy_api_key", r"API-[A-Z0-9]{26,32}", "API-", True),
     ("harness_token", r"(?:pat|sat)\.<w>{22}\.<a>{24}\.<a>{20}", "pat.|sat.", False),
@@ -58,7 +58,7 @@ FORMATS: Final[tuple[tuple[str, str, str, bool], ...]] = (
     ("infracost_api_key", r"ico-<a>{32}", "ico-", True),
     # cloud and infrastructure
     ("planetscale_token", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=._-]{32,64}+", "pscale_", False),
-    ("flyio_token", r"fo1_<w>{40,}+|fm[12][ar]?_[A-Za-z0-9+/=]{40,}+", "fo1_|fm1|fm2", False),
+    ("flyio_token", r"fo1_<w>{40,}+|fm[12][ar]?_[A-Za-z0-9+/=]{40,}+", "fo1_|fm1_|fm2_|fm1r_|fm2r_|fm1a_|fm2a_", False),
     ("openshift_token", r"sha256~<w>{43}", "sha256~", False),
     (
         "cloudflare_api_token",
@@ -67,12 +67,12 @@ FORMATS: Final[tuple[tuple[str, str, str, bool], ...]] = (
         False,
     ),
     ("vault_service_token", r"s\.<a>{24}", "s.", True),
-    ("vault_batch_token", r"b\.AAAAAQ<w>{80,}+", "b.AAAAAQ", False),
+    ("vault_batch_token", r"b\.AAAAAQ<w>{80,}+", "b.AAAAA", False),
     ("onepassword_secret_key", r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}", "A3-", False),
     ("aws_bedrock_api_key", r"ABSK[A-Za-z0-9+/]{100,}+={0,2}", "ABSK", False),
     ("aws_bedrock_api_key", r"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&_-]*+", "bedrock-api-key-", False),
     ("aws_appsync_key", r"da2-[a-z0-9]{26}", "da2-", False),
-    ("alibaba_access_key_id", r"LTAI<a>{12,24}", "LTAI", True),
+    ("alibaba_access_key_id", r"LTAI<a>{12,24}", "LTA", True),
     ("doppler_token", r"dp\.(?:pt|st|ct|sa|scim|audit)\.<a>{40,}+", "dp.", False),
     ("pulumi_token", r"pul-[a-z0-9]{40}", "pul-", True),
     ("scalingo_token", r"tk-us-<w>{48}", "tk-us-", False),
@@ -80,10 +80,10 @@ FORMATS: Final[tuple[tuple[str, str, str, bool], ...]] = (
     ("salad_cloud_api_key", r"salad_cloud_(?:org|user)_<a>{40,}+", "salad_cloud_", False),
     ("pinecone_api_key", r"pcsk_<w>{40,}+", "pcsk_", False),
     ("supabase_key", r"sbp_[a-z0-9]{40}", "sbp_", True),
-    ("clickhouse_secret", r"4b1d<a>{38}", "4b1d", True),
+    ("clickhouse_secret", r"4b1d<a>{38}", "4b1", True),
     # SaaS and payments
-    ("hubspot_token", rf"pat-(?:na|eu|ap)[0-9]-{_UUID}", "pat-na|pat-eu|pat-ap", False),
-    ("mailchimp_api_key", r"<h>{32}-us[0-9]{1,2}", "-us", False),
+    ("hubspot_token", rf"pat-(?:na|eu|ap)[0-9]-{_UUID}", "pat-na1-|pat-na2-|pat-eu1-|pat-ap1-", False),
+    ("mailchimp_api_key", r"(?<![a-z0-9])<h>{32}-us[0-9]{1,2}", "\0=-us", False),
     ("shippo_token", r"shippo_(?:live|test)_<h>{40}", "shippo_", False),
     ("prefect_token", r"pnu_<a>{36}", "pnu_", False),
     ("readme_api_key", r"rdme_[a-z0-9]{70}", "rdme_", False),
@@ -98,16 +98,17 @@ FORMATS: Final[tuple[tuple[str, str, str, bool], ...]] = (
     ("nvidia_api_key", r"nvapi-<w>{64}", "nvapi-", False),
     ("typeform_token", r"tfp_[A-Za-z0-9_.=-]{40,80}+", "tfp_", False),
     ("rootly_api_key", r"rootly_<h>{64}", "rootly_", False),
-    ("airtable_token", r"pat<a>{14}\.<h>{64}", "pat", False),
-    ("facebook_access_token", r"EAA[ACM]<w>{20,}+", "EAAA|EAAC|EAAM", True),
-    ("facebook_access_token", r"[0-9]{15,16}(?:\||%7C)<w>{27}", "||%7C", True),
-    ("intra42_client_secret", r"[su]-s4t2(?:ud|af)-<h>{64}", "-s4t2", False),
-    ("maxmind_license_key", r"<a>{6}_<a>{29}_mmk", "_mmk", False),
+    ("airtable_token", r"pat<a>{14}\.<h>{64}", "\0airtable", False),
+    ("facebook_access_token", r"EAA[ACM]<w>{20,}+", "EAA", True),
+    # app id|app secret: the id is public, only the secret after the bar is replaced
+    ("facebook_access_token", r"\|(?<=[0-9]{15}\|)(?P<v><w>{27})", "\0pipe", True),
+    ("intra42_client_secret", r"[su]-s4t2(?:ud|af)-<h>{64}", "-s4t2ud-|-s4t2af-", False),
+    ("maxmind_license_key", r"<a>{6}_<a>{29}_mmk", "\0=_mmk", False),
     ("adafruit_io_key", r"aio_<a>{28}", "aio_", True),
-    ("atlassian_api_token", r"AT[AC]TT[A-Za-z0-9_=-]{24,}+", "ATATT|ATCTT", True),
+    ("atlassian_api_token", r"AT[AC]TT[A-Za-z0-9_=-]{24,}+", "ATA|\0=ATCTT", True),
     ("bannerbear_key", r"bb_(?:pr|ma)_<h>{30}", "bb_pr_|bb_ma_", False),
     ("closecrm_api_key", r"api_[A-Za-z0-9.]{45}", "api_", True),
-    ("coinbase_api_key_name", rf"organizations\\?/{_UUID}\\?/apiKeys\\?/{_UUID}", "apiKeys", False),
+    ("coinbase_api_key_name", rf"organizations\\?/{_UUID}\\?/apiKeys\\?/{_UUID}", "apiKeys/|apiKeys\\/", False),
     ("contentful_token", r"CFPAT-<w>{43}", "CFPAT-", False),
     ("dfuse_api_key", r"web_[a-z0-9]{32}", "web_", True),
     ("figma_token", r"fig[dpu]_<w>{36,}+={0,2}", "figp_|figu_", False),
@@ -126,7 +127,7 @@ FORMATS: Final[tuple[tuple[str, str, str, bool], ...]] = (
     ("ramp_key", r"ramp_(?:id|sec)_<a>{40,}+", "ramp_id_|ramp_sec_", False),
     ("razorpay_key", r"rzp_(?:live|test)_<a>{14}", "rzp_live_|rzp_test_", False),
     ("robinhood_crypto_key", rf"rh-api-{_UUID}", "rh-api-", False),
-    ("salesforce_token", r"(?:3MVG9|5Aep861)[A-Za-z0-9._]{40,}+", "3MVG9|5Aep861", False),
+    ("salesforce_token", r"(?:3MVG9|5Aep861)[A-Za-z0-9._]{40,}+", "3MV|5Aep861", False),
     ("stripe_client_secret", r"pi_<a>{24}_secret_<a>{25}", "_secret_", False),
     ("ubidots_token", r"BBFF-<a>{30}", "BBFF-", False),
     ("voiceflow_key", r"VF\.(?:DM|WS)\.<h>{24}\.<a>{16}", "VF.", False),

@@ -29,7 +29,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+
 from typing import Any, Final
 
 from agents_memory.admission.secret_formats import PLACEHOLDER_PREFIX
@@ -37,6 +37,12 @@ from agents_memory.admission.secret_formats import RULES as _RULES
 from agents_memory.admission.secret_formats import Rule as _Rule
 from agents_memory.admission.secret_formats import is_placeholder as _is_placeholder
 from agents_memory.admission.secret_formats import looks_random as _looks_random
+from agents_memory.admission.secret_names import WORDS as _WORDS
+from agents_memory.admission.secret_names import assignment_kind as _assignment_kind
+from agents_memory.admission.secret_names import wordset as _wordset
+from agents_memory.admission.secret_syntaxes import is_code as _is_code
+from agents_memory.admission.secret_syntaxes import TRIGGERS as _SYNTAX_TRIGGERS
+from agents_memory.admission.secret_syntaxes import keyed_syntaxes as _keyed_syntaxes
 
 _TOKEN_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 _NAME_CHARS: Final = _TOKEN_CHARS | {"."}
@@ -73,7 +79,7 @@ _ASSIGN_TAIL: Final = (
 )
 # Extra alternatives by first character: name=, name:=, name=>, name:, and a discord-ish ".x.y".
 _SCREEN_EXTRAS: Final = {
-    "=": (f":?{_ASSIGN_TAIL}",),
+    "=": (f"(?::{{1,3}}+|[.?+])?{_ASSIGN_TAIL}",),  # = := ::= :::= .= ?= +=
     ">": (f"={_ASSIGN_TAIL}",),
     ":": (_ASSIGN_TAIL,),
     ".": (r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{20}", r"[A-Za-z0-9]{14}tap"),  # discord, airtable
@@ -141,58 +147,6 @@ _CONTAINS_RULES: Final = tuple(
 # --- assignments (name = value) ---------------------------------------------------------------
 
 
-def _wordset(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-_WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_SUFFIX_WORDS: Final = frozenset({"base", "value", "b64"})
-_NOT_SECRET_WORDS: Final = _wordset(
-    "max min num count limit limits length len size type types url uri endpoint path file dir "
-    "name names id ids expiry expires expiration ttl timeout field label prompt placeholder hint "
-    "policy required enabled regex pattern header param env var ref arn budget usage per total "
-    "mode kind format store manager provider version reset rotation lifetime rate cost price "
-    "window next page continuation sync cursor input output completion eos bos pad unk sep cls "
-    "mask special start end stop hash salt length strength validation validator forgot confirm "
-    "primary foreign sort partition cache lookup map dict object idempotency i18n translation "
-    "public pub ssh_public"
-)
-_KEY_QUALIFIERS: Final = _wordset(
-    "api access secret private client auth signing sign encryption encrypt master session license "
-    "licence account app application service admin write read deploy root sas storage shared "
-    "subscription consumer cloud developer dev integration webhook bot user project org personal "
-    "hmac jwt crypto cipher aes"
-)
-_PASSWORD_WORDS: Final = _wordset("password passwd passphrase pwd pass pw")
-_COMPOUND_KEYS: Final = ("apikey", "accesskey", "secretkey", "privatekey", "signingkey", "authkey")
-_COMPOUND_TOKENS: Final = ("token", "secret", "password", "passwd", "passphrase")
-
-
-@lru_cache(maxsize=4096)
-def _assignment_kind(name: str) -> tuple[str, bool] | None:
-    """``(kind, strong)`` when the name says it holds a secret; weak names need a random value."""
-    words = [w.lower() for w in _WORDS.findall(name)]
-    while len(words) > 1 and words[-1] in _SUFFIX_WORDS:
-        words.pop()
-    if not words or any(w in _NOT_SECRET_WORDS for w in words):
-        return None
-    last, before = words[-1], words[:-1]
-    kind: tuple[str, bool] | None = None
-    if "aws" in words and ("secret" in words or last.endswith("secretaccesskey")):
-        kind = "aws_secret_access_key", True
-    elif last in _PASSWORD_WORDS or last.endswith(("password", "passwd", "passphrase")):
-        kind = "password", True
-    elif last in ("credentials", "credential"):
-        kind = "credentials", False
-    elif last.endswith(_COMPOUND_TOKENS):
-        kind = ("secret" if last.endswith("secret") else "token"), True
-    elif last == "key":
-        kind = "api_key", bool(before) and before[-1] in _KEY_QUALIFIERS
-    elif last.endswith(_COMPOUND_KEYS):
-        kind = "api_key", True
-    return kind
-
-
 _VALUE: Final = re.compile(
     r"[ \t]*+(?:\*\*|__)?[ \t]*+(?:"
     r"(?P<esc>\\{1,3})(?P<eq>[\"'])(?P<ev>[^\"'\\\n]{1,1024}+)\\{1,3}(?P=eq)"
@@ -210,10 +164,6 @@ _TYPE_WORDS: Final = _wordset(
     "false optional secretstr secretbytes list dict object unknown void char text varchar uuid "
     "required optional default"
 )
-
-
-def _is_code(value: str) -> bool:
-    return any(c in value for c in "([{") or _DOTTED.fullmatch(value) is not None
 
 
 def _judge_value(
@@ -251,8 +201,8 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
         start = keyword_start
         while start > 0 and text[start - 1] in _NAME_CHARS and keyword_start - start < 64:
             start -= 1
-        if text[max(0, start - 2) : start] == "${":
-            continue
+        if text[max(0, start - 2) : start] == "${" or text[max(0, start - 3) : start] == "://":
+            continue  # a ${VAR} reference, or a URL's user name (the URL rules judge it)
         name = (
             text[start:keyword_start] + _NAME_END.split(text[keyword_start:sep_end], maxsplit=1)[0]
         )
@@ -272,7 +222,7 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
             if text[sep_end - 1] != "=" or text[start - 1 : start] in ("?", "&", ";"):
                 value = _QUERY_END.split(value, maxsplit=1)[0]  # a query or a connection string
                 value_end = value_start + len(value)
-            trimmed = value.rstrip(".,;)]}")
+            trimmed = value.rstrip(".,;:)]}")  # f(passwd=None): keeps its "):"
             value_end -= len(value) - len(trimmed)
             value = trimmed
         sep = text[sep_end - 1]
@@ -306,7 +256,7 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         else:
             assign_hits.append((n - m.end(), n - m.start()))
             enabled |= _ASSIGN_RULES
-    flags = "--" in text
+    flags = any(literal in text for literal in _SYNTAX_TRIGGERS)
     if " -u " in text or (flags and "--user" in text):
         enabled |= _CURL_RULES
     if "dapi" in text:
@@ -321,7 +271,7 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         found.extend(_apply(_RULES[index], text))
     found.extend(_assignments(text, assign_hits))
     if flags:
-        found.extend(_flags(text))
+        found.extend(_keyed_syntaxes(text))
     if PLACEHOLDER_PREFIX in text:  # what was redacted before stays as it is
         found = _outside_placeholders(text, found)
     return _resolve(found)
@@ -355,25 +305,6 @@ def _apply(rule: _Rule, text: str) -> Iterator[tuple[int, int, str]]:
             continue
         kind = rule.kind(m)
         yield (*m.span("v"), kind) if "v" in m.re.groupindex else (start, end, kind)
-
-
-_FLAG: Final = re.compile(
-    r"--(?<![\w-]--)(?P<name>password|passwd|pass|token|secret|api-key|api_key|apikey"
-    r"|[a-z]+-token|[a-z]+-secret|[a-z]+-password)(?:=|[ \t]++)"
-    r"(?:\"(?P<dq>[^\"\n]{1,1024}+)\"|'(?P<sq>[^'\n]{1,1024}+)'|(?P<uv>(?:[^\s\"'`;&|<>\\]|\\(?![nrt\"'\\])){1,1024}+))"
-)
-
-
-def _flags(text: str) -> Iterator[tuple[int, int, str]]:
-    for m in _FLAG.finditer(text):
-        group = next(g for g in ("dq", "sq", "uv") if m.group(g) is not None)
-        value = m.group(group)
-        judged = _assignment_kind(m.group("name"))
-        if judged is None or _is_placeholder(value) or value.startswith("-"):
-            continue
-        if group == "uv" and _is_code(value):
-            continue
-        yield (*m.span(group), judged[0])
 
 
 def _resolve(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

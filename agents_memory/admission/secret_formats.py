@@ -98,10 +98,13 @@ def looks_random(value: str) -> bool:
         + any(c.isupper() for c in value)
         + any(c.isdigit() for c in value)
     )
-    return classes >= 2 and _ALNUM10.search(value) is not None
+    if classes < 2 or _ALNUM10.search(value) is None:
+        return False
+    return classes == 3 or _CAMEL_WORDS.fullmatch(value) is None  # UserProfileHeader: a name
 
 
 _ALNUM10: Final = re.compile(r"[A-Za-z0-9]{10}")
+_CAMEL_WORDS: Final = re.compile(r"(?:[A-Z]?[a-z]{2,}+|[A-Z]{2,}+(?![a-z]))+(?:[_-][A-Za-z]+)*")
 
 
 def _random_body(m: re.Match[str]) -> bool:

@@ -1,0 +1,91 @@
+"""Keyed secrets in syntaxes the ``name = value`` screen does not see.
+
+CLI flags (``--api-token VALUE``), Go's ``var apiToken string = "…"``, a Java/JS pair
+(``setProperty("password", "…")``), the XML ``<add key="Password" value="…"/>`` pair, the
+``mysql -p…`` and ``docker login -p …`` command lines. :func:`keyed_syntaxes` is called only when
+the text holds one of the literals in :data:`TRIGGERS`; it yields ``(start, end, kind)`` of the
+values whose name says they are secrets (judged by :func:`secret_names.assignment_kind`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from agents_memory.admission.secret_formats import is_placeholder, looks_random
+from agents_memory.admission.secret_names import assignment_kind
+
+_DOTTED: Final = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+
+
+def is_code(value: str) -> bool:
+    """A call, an index or a dotted name: code that computes a secret, not the secret."""
+    return any(c in value for c in "([{") or _DOTTED.fullmatch(value) is not None
+
+
+_UNQUOTED: Final = r"(?:[^\s\"'`;&|<>\\]|\\(?![nrt\"'\\])){1,1024}+"
+_QUOTED: Final = r"\"(?P<dq>[^\"\n]{1,1024}+)\"|'(?P<sq>[^'\n]{1,1024}+)'"
+_FLAG: Final = re.compile(
+    r"--(?<![\w-]--)(?P<name>[a-z][a-z0-9_-]{0,40}?(?:password|passwd|pass|token|secret|key"
+    rf"|apikey))(?:=|[ \t]++)(?:{_QUOTED}|(?P<uv>{_UNQUOTED}))"
+)
+_GO_VAR: Final = re.compile(
+    r"\b(?:var|const)[ \t]++(?P<name>[A-Za-z_]\w{0,63}+)[ \t]++[\w.*\[\]]{1,40}+[ \t]*+=[ \t]*+"
+    r"(?:\"(?P<dq>[^\"\n]{1,1024}+)\"|`(?P<sq>[^`\n]{1,1024}+)`)"
+)
+_PAIR: Final = re.compile(
+    r"\(\s*+(?P<q>[\"'])(?P<name>[\w.-]{1,64}+)(?P=q)[ \t]*+,[ \t]*+"
+    r"(?:\"(?P<dq>[^\"\n]{1,1024}+)\"|'(?P<sq>[^'\n]{1,1024}+)')[ \t]*+\)"
+)
+_XML_PAIR: Final = re.compile(
+    r"\b(?:key|name)=(?P<q>[\"'])(?P<name>[\w.:-]{1,64}+)(?P=q)[ \t]++value="
+    r"(?:\"(?P<dq>[^\"\n]{1,1024}+)\"|'(?P<sq>[^'\n]{1,1024}+)')"
+)
+_XML_ELEMENT: Final = re.compile(
+    r"<(?P<name>[A-Za-z_][\w.:-]{0,63}+)>(?P<uv>[^<>\s]{3,1024}+)</(?P=name)>"
+)
+_MYSQL: Final = re.compile(
+    r"\bmysql(?:dump|admin|sh)?[ \t][^\n|;&]{0,200}?[ \t]-p(?P<uv>[^\s'\"-][^\s'\"]{2,127}+)"
+)
+_LOGIN: Final = re.compile(
+    r"\b(?:docker|podman|buildah|skopeo|nerdctl|helm[ \t]+registry)[ \t]+login\b[^\n|;&]{0,200}?"
+    rf"[ \t]-p[ \t]++(?:{_QUOTED}|(?P<uv>{_UNQUOTED}))"
+)
+
+# (literal that must be in the text, regex, fixed kind or None to judge the name)
+_SYNTAXES: Final = (
+    ("--", _FLAG, None),
+    ("var ", _GO_VAR, None),
+    ("const ", _GO_VAR, None),
+    ('("', _PAIR, None),
+    ("('", _PAIR, None),
+    ("value=", _XML_PAIR, None),
+    ("</", _XML_ELEMENT, None),
+    ("mysql", _MYSQL, "password"),
+    ("login", _LOGIN, "password"),
+)
+TRIGGERS: Final = tuple({literal for literal, _, _ in _SYNTAXES})
+
+
+def keyed_syntaxes(text: str) -> Iterator[tuple[int, int, str]]:
+    for literal, regex, fixed in _SYNTAXES:
+        if literal not in text:
+            continue
+        for m in regex.finditer(text):
+            group = next(g for g in ("dq", "sq", "uv") if m.groupdict().get(g) is not None)
+            value = m.group(group)
+            if fixed is None:
+                judged = assignment_kind(m.group("name").strip(".-"))
+                if judged is None:
+                    continue
+                kind, strong = judged
+                if not strong and (len(value) < 16 or not looks_random(value)):
+                    continue
+            else:
+                kind = fixed
+            if is_placeholder(value) or value.startswith("-") or len(value) < 3:
+                continue
+            if group == "uv" and is_code(value):
+                continue
+            yield (*m.span(group), kind)

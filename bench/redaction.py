@@ -308,13 +308,18 @@ def _report(results: dict[str, tuple], samples: list[dict[str, str]], texts: lis
     rows.append(
         [
             "false positives, changed lines per 10,000",
-            *(f"{1e4 * fp[lb][0] / max(1, fp[lb][1]):.2f} ({fp[lb][0]}/{fp[lb][1]:,})" for lb in labels),
+            *(
+                f"{1e4 * fp[lb][0] / max(1, fp[lb][1]):.2f} ({fp[lb][0]}/{fp[lb][1]:,})"
+                for lb in labels
+            ),
         ]
     )
     size = sum(len(t) for t in texts) / 1e6
     rows.append(
-        [f"redact() throughput, MB/s ({len(texts):,} texts, {size:.1f} MB)",
-         *(f"{results[lb][3]:.1f}" for lb in labels)]
+        [
+            f"redact() throughput, MB/s ({len(texts):,} texts, {size:.1f} MB)",
+            *(f"{results[lb][3]:.1f}" for lb in labels),
+        ]
     )
     parts = [table(["figure", *labels], rows)]
     n_self = sum(s["class"] == "self" for s in samples)

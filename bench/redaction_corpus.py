@@ -130,7 +130,7 @@ def call_args(src: str, open_paren: int) -> tuple[list[str], int]:
     depth, i, start, args = 0, open_paren, open_paren + 1, []
     while i < len(src):
         c = src[i]
-        if c in "`\"":
+        if c in '`"':
             m = _GO_STRING.match(src, i)
             i = m.end() if m else i + 1
             continue
@@ -239,8 +239,12 @@ def gitleaks(root: Path) -> Iterator[Sample]:
                 if len(args) == 2:
                     value = go_eval(args[1], f"{rule['id']}:{m.start()}")
                     if value:
-                        yield {"catalogue": "gitleaks", "rule": rule["id"], "class": klass,
-                               "secret": value}
+                        yield {
+                            "catalogue": "gitleaks",
+                            "rule": rule["id"],
+                            "class": klass,
+                            "secret": value,
+                        }
             if regex is None:
                 continue
             skip = _excluded(block, r"fps\s*:?=\s*(?:\[\]string\{|append\()")
@@ -251,8 +255,12 @@ def gitleaks(root: Path) -> Iterator[Sample]:
                 for found in regex.finditer(text):
                     secret = _secret(found, rule.get("secretGroup"))
                     if len(secret) >= 8:
-                        yield {"catalogue": "gitleaks", "rule": rule["id"], "class": klass,
-                               "secret": secret}
+                        yield {
+                            "catalogue": "gitleaks",
+                            "rule": rule["id"],
+                            "class": klass,
+                            "secret": secret,
+                        }
 
 
 def _leading_literal(parsed: object) -> int:
@@ -311,8 +319,12 @@ def trufflehog(root: Path) -> Iterator[Sample]:
                     for found in regex.finditer(text):
                         secret = _secret(found)
                         if len(secret) >= 8:
-                            yield {"catalogue": "trufflehog", "rule": det.name, "class": klass,
-                                   "secret": secret}
+                            yield {
+                                "catalogue": "trufflehog",
+                                "rule": det.name,
+                                "class": klass,
+                                "secret": secret,
+                            }
 
 
 _DS_KEYED = {"keyword", "basic_auth", "high_entropy_strings"}
@@ -353,8 +365,12 @@ def detect_secrets(root: Path) -> Iterator[Sample]:
                 for found in regex.finditer(text):
                     secret = _secret(found)
                     if len(secret) >= 8:
-                        yield {"catalogue": "detect-secrets", "rule": name, "class": "self",
-                               "secret": secret}
+                        yield {
+                            "catalogue": "detect-secrets",
+                            "rule": name,
+                            "class": "self",
+                            "secret": secret,
+                        }
 
 
 def _keyword_samples(root: Path) -> Iterator[Sample]:
@@ -363,8 +379,12 @@ def _keyword_samples(root: Path) -> Iterator[Sample]:
     for node in ast.walk(ast.parse(test.read_text())):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             for m in re.finditer(r"""['"]([^'"\s{}]{8,})['"]""", node.value):
-                yield {"catalogue": "detect-secrets", "rule": "keyword", "class": "keyed",
-                       "secret": m.group(1)}
+                yield {
+                    "catalogue": "detect-secrets",
+                    "rule": "keyword",
+                    "class": "keyed",
+                    "secret": m.group(1),
+                }
 
 
 # Samples that are not secrets on their own: an endpoint, an e-mail address, a UUID, a value with
@@ -441,7 +461,9 @@ def main(argv: list[str] | None = None) -> int:
             f.write(json.dumps(row, sort_keys=True) + "\n")
     counts: dict[tuple[str, str], int] = {}
     for row in rows:
-        counts[(row["catalogue"], row["class"])] = counts.get((row["catalogue"], row["class"]), 0) + 1
+        counts[(row["catalogue"], row["class"])] = (
+            counts.get((row["catalogue"], row["class"]), 0) + 1
+        )
     for (cat, klass), n in sorted(counts.items()):
         print(f"{cat:15} {klass:6} {n:5} samples")
     print(f"wrote {args.out}", file=sys.stderr)

@@ -72,17 +72,25 @@ _ASSIGN_VARIANTS: Final = sorted(
     reverse=True,
 )
 # Case variants as plain literals: re skips non-matching literal branches much faster than (?i).
+_ASSIGN_WORDS_REVERSED: Final = "|".join(v[::-1] for v in _ASSIGN_VARIANTS)
 _ASSIGN_TAIL: Final = (
     r"[ \t]{0,4}+[\"'`\\]{0,3}+(?:(?:esab|eulav|46b|ESAB|EULAV|46B)_)?(?:"
-    + "|".join(v[::-1] for v in _ASSIGN_VARIANTS)
+    + _ASSIGN_WORDS_REVERSED
     + ")"
 )
 # Extra alternatives by first character: name=, name:=, name=>, name:, and a discord-ish ".x.y".
 _SCREEN_EXTRAS: Final = {
-    "=": (f"(?::{{1,3}}+|[.?+])?{_ASSIGN_TAIL}",),  # = := ::= :::= .= ?= +=
-    ">": (f"={_ASSIGN_TAIL}",),
+    # = := ::= :::= .= ?= +=, and Go's "var name string ="
+    "=": (f"(?::{{1,3}}+|[.?+])?(?:[ \t]{{0,4}}+gnirts)?{_ASSIGN_TAIL}",),
+    ",": (rf"[ \t]{{0,4}}+[\"']{_ASSIGN_TAIL}",),  # setProperty("password", "…")
+    ">": (f"={_ASSIGN_TAIL}", rf"(?:{_ASSIGN_WORDS_REVERSED})[\w.:-]{{0,60}}+/<"),  # </apiKey>
     ":": (_ASSIGN_TAIL,),
-    ".": (r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{20}", r"[A-Za-z0-9]{14}tap"),  # discord, airtable
+    # discord, airtable, a Vault "s.<24>" (the lookbehind reads the 24 characters before it)
+    ".": (
+        r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{20}",
+        r"[A-Za-z0-9]{14}tap",
+        r"(?<=[A-Za-z0-9]{24}\.)s(?![\w.-])",
+    ),
     "|": (r"[0-9]{15}",),  # a Facebook "app id|secret"
 }
 
@@ -102,7 +110,10 @@ def _trie_regex(words: list[str], extras: Mapping[str, tuple[str, ...]]) -> re.P
 
     def build(node: dict[str, Any], more: tuple[str, ...] = ()) -> str:
         alternatives = [re.escape(c) + build(child) for c, child in sorted(node.items()) if c]
-        alternatives += more
+        # a longer shape (airtable's ".<14>tap") must not lose to a literal it contains (".kp")
+        alternatives = (
+            [*more, *alternatives] if more[:1] and more[0][:1] == "[" else alternatives + list(more)
+        )
         if not alternatives:
             return ""
         body = "(?:" + "|".join(alternatives) + ")" if len(alternatives) > 1 else alternatives[0]
@@ -113,6 +124,7 @@ def _trie_regex(words: list[str], extras: Mapping[str, tuple[str, ...]]) -> re.P
 
 
 _Table = dict[str, frozenset[int]]
+_SYNTAXES: Final = -1  # the "rule" index that stands for secret_syntaxes.keyed_syntaxes
 
 
 def _build_screen() -> tuple[re.Pattern[str], _Table, _Table]:
@@ -120,6 +132,8 @@ def _build_screen() -> tuple[re.Pattern[str], _Table, _Table]:
     for index, rule in enumerate(_RULES):
         for trigger in rule.triggers:
             by_trigger.setdefault(trigger, set()).add(index)
+    for literal in _SYNTAX_TRIGGERS:  # the keyed syntaxes run when the screen sees these
+        by_trigger.setdefault(literal, set()).add(_SYNTAXES)
     literals = [t for t in by_trigger if not t.startswith("\0")]
     # A hit on "gsk_" must also run the rules of "sk_": union every trigger contained in it.
     table = {
@@ -136,6 +150,7 @@ _AUTH_RULES: Final = _SPECIAL_RULES["auth"]
 _DISCORD_RULES: Final = _SPECIAL_RULES["discord"]
 _AIRTABLE_RULES: Final = _SPECIAL_RULES["airtable"]
 _PIPE_RULES: Final = _SPECIAL_RULES["pipe"]
+_VAULT_RULES: Final = _SPECIAL_RULES["vault"]
 _CURL_RULES: Final = _SPECIAL_RULES["curl"]
 _DAPI_RULES: Final = _SPECIAL_RULES["dapi"]
 # "\0=x": rules enabled when the text contains the literal x (a trigger that cannot be split on).
@@ -227,6 +242,8 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
             value = trimmed
         sep = text[sep_end - 1]
         quoted = group != "uv"
+        if sep == "," and not (quoted and text[start - 1 : start] in ("'", '"')):
+            continue  # only ("name", "value") pairs, not prose lists
         if _judge_value(
             text, value, sep=sep, quoted=quoted, name=name, strong=strong, end=value_end
         ):
@@ -248,7 +265,15 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         if rules is not None:
             enabled |= rules
         elif hit[0] == ".":
-            enabled |= _AIRTABLE_RULES if hit[-3:] == "tap" else _DISCORD_RULES
+            enabled |= (
+                _VAULT_RULES
+                if hit == ".s"
+                else _AIRTABLE_RULES
+                if hit[-3:] == "tap"
+                else _DISCORD_RULES
+            )
+        elif hit[-2:] == "/<":  # the closing tag of an element named like a secret
+            enabled.add(_SYNTAXES)
         elif hit[0] == "|":
             enabled |= _PIPE_RULES
         elif hit[-13:].lower() == "noitazirohtua":  # an Authorization header
@@ -256,7 +281,10 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         else:
             assign_hits.append((n - m.end(), n - m.start()))
             enabled |= _ASSIGN_RULES
-    flags = any(literal in text for literal in _SYNTAX_TRIGGERS)
+    flags = "--" in text or "mysql" in text or "login" in text
+    if _SYNTAXES in enabled:
+        flags = True
+        enabled.discard(_SYNTAXES)
     if " -u " in text or (flags and "--user" in text):
         enabled |= _CURL_RULES
     if "dapi" in text:

@@ -104,7 +104,7 @@ def looks_random(value: str) -> bool:
 
 
 _ALNUM10: Final = re.compile(r"[A-Za-z0-9]{10}")
-_CAMEL_WORDS: Final = re.compile(r"(?:[A-Z]?[a-z]{2,}+|[A-Z]{2,}+(?![a-z]))+(?:[_-][A-Za-z]+)*")
+_CAMEL_WORDS: Final = re.compile(r"[a-z]{0,20}+(?:[A-Z][a-z]{2,20}+){1,8}+")
 
 
 def _random_body(m: re.Match[str]) -> bool:
@@ -154,7 +154,9 @@ _GH_KINDS: Final = (
     "ghp_=github_pat gho_=github_oauth_token ghu_=github_user_token ghs_=github_app_token "
     "github_refresh_token"
 )
-_GL_PREFIXES: Final = "glpat-|glft-|gldt-|glrt-|glptt-|glcbt-|glimt-|glagent-|gloas-|glffct-|glsoat-"
+_GL_PREFIXES: Final = (
+    "glpat-|glft-|gldt-|glrt-|glptt-|glcbt-|glimt-|glagent-|gloas-|glffct-|glsoat-"
+)
 
 # Shorthands in the patterns below: <w> is a base64url character, <a> alphanumeric, <h> hex.
 _SHORTHANDS: Final = {"<w>": "[A-Za-z0-9_-]", "<a>": "[A-Za-z0-9]", "<h>": "[a-f0-9]"}

@@ -62,5 +62,3 @@ def assignment_kind(name: str) -> tuple[str, bool] | None:
     elif last.endswith(_COMPOUND_KEYS):
         kind = "api_key", True
     return kind
-
-

@@ -1,7 +1,6 @@
 """Keyed secrets in syntaxes the ``name = value`` screen does not see.
 
-CLI flags (``--api-token VALUE``), Go's ``var apiToken string = "…"``, a Java/JS pair
-(``setProperty("password", "…")``), the XML ``<add key="Password" value="…"/>`` pair, the
+CLI flags (``--api-token VALUE``), the XML element ``<apiKey>…</apiKey>``, the XML ``<add key="Password" value="…"/>`` pair, the
 ``mysql -p…`` and ``docker login -p …`` command lines. :func:`keyed_syntaxes` is called only when
 the text holds one of the literals in :data:`TRIGGERS`; it yields ``(start, end, kind)`` of the
 values whose name says they are secrets (judged by :func:`secret_names.assignment_kind`).
@@ -27,16 +26,8 @@ def is_code(value: str) -> bool:
 _UNQUOTED: Final = r"(?:[^\s\"'`;&|<>\\]|\\(?![nrt\"'\\])){1,1024}+"
 _QUOTED: Final = r"\"(?P<dq>[^\"\n]{1,1024}+)\"|'(?P<sq>[^'\n]{1,1024}+)'"
 _FLAG: Final = re.compile(
-    r"--(?<![\w-]--)(?P<name>[a-z][a-z0-9_-]{0,40}?(?:password|passwd|pass|token|secret|key"
-    rf"|apikey))(?:=|[ \t]++)(?:{_QUOTED}|(?P<uv>{_UNQUOTED}))"
-)
-_GO_VAR: Final = re.compile(
-    r"\b(?:var|const)[ \t]++(?P<name>[A-Za-z_]\w{0,63}+)[ \t]++[\w.*\[\]]{1,40}+[ \t]*+=[ \t]*+"
-    r"(?:\"(?P<dq>[^\"\n]{1,1024}+)\"|`(?P<sq>[^`\n]{1,1024}+)`)"
-)
-_PAIR: Final = re.compile(
-    r"\(\s*+(?P<q>[\"'])(?P<name>[\w.-]{1,64}+)(?P=q)[ \t]*+,[ \t]*+"
-    r"(?:\"(?P<dq>[^\"\n]{1,1024}+)\"|'(?P<sq>[^'\n]{1,1024}+)')[ \t]*+\)"
+    r"--(?<![\w-]--)(?P<name>[a-z][a-z0-9_-]{0,40}+)(?:(?<=pass)|(?<=word)|(?<=sswd)|(?<=oken)|(?<=cret)|(?<=key))"
+    rf"(?:=|[ \t]++)(?:{_QUOTED}|(?P<uv>{_UNQUOTED}))"
 )
 _XML_PAIR: Final = re.compile(
     r"\b(?:key|name)=(?P<q>[\"'])(?P<name>[\w.:-]{1,64}+)(?P=q)[ \t]++value="
@@ -56,23 +47,36 @@ _LOGIN: Final = re.compile(
 # (literal that must be in the text, regex, fixed kind or None to judge the name)
 _SYNTAXES: Final = (
     ("--", _FLAG, None),
-    ("var ", _GO_VAR, None),
-    ("const ", _GO_VAR, None),
-    ('("', _PAIR, None),
-    ("('", _PAIR, None),
     ("value=", _XML_PAIR, None),
     ("</", _XML_ELEMENT, None),
     ("mysql", _MYSQL, "password"),
     ("login", _LOGIN, "password"),
 )
-TRIGGERS: Final = tuple({literal for literal, _, _ in _SYNTAXES})
+# The redaction screen looks for these ("--", "mysql" and "login" are tested as substrings, an
+# element's closing tag by the screen's own pattern).
+TRIGGERS: Final = ("value=",)
+
+
+def _matches(text: str, literal: str, regex: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """``regex``'s matches on the lines that hold ``literal`` (a regex that cannot start with a
+    literal would otherwise try every position of a long text)."""
+    if literal in ("--", "</"):  # these regexes start with their literal: re skips to it in C
+        yield from regex.finditer(text)
+        return
+    pos = text.find(literal)
+    while pos >= 0:
+        lo = text.rfind("\n", 0, pos) + 1
+        hi = text.find("\n", pos)
+        hi = len(text) if hi < 0 else hi
+        yield from regex.finditer(text, lo, hi)
+        pos = text.find(literal, hi)
 
 
 def keyed_syntaxes(text: str) -> Iterator[tuple[int, int, str]]:
     for literal, regex, fixed in _SYNTAXES:
         if literal not in text:
             continue
-        for m in regex.finditer(text):
+        for m in _matches(text, literal, regex):
             group = next(g for g in ("dq", "sq", "uv") if m.groupdict().get(g) is not None)
             value = m.group(group)
             if fixed is None:

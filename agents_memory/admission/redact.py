@@ -259,11 +259,13 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     n = len(text)
     enabled: set[int] = set()
     assign_hits: list[tuple[int, int]] = []
+    trigger_ends: list[int] = []
     for m in _SCREEN.finditer(text[::-1]):
         hit = m.group()
         rules = _TRIGGER_RULES.get(hit)
         if rules is not None:
             enabled |= rules
+            trigger_ends.append(n - m.start())
         elif hit[0] == ".":
             enabled |= (
                 _VAULT_RULES
@@ -300,11 +302,46 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     found.extend(_assignments(text, assign_hits))
     if flags:
         found.extend(_keyed_syntaxes(text))
+    if trigger_ends and "\n" in text:
+        found.extend(_split_across_blocks(text, trigger_ends))
     if PLACEHOLDER_PREFIX in text:  # what was redacted before stays as it is
         found = _outside_placeholders(text, found)
     return _resolve(found)
 
 
+_BLOCK_JOIN: Final = re.compile(r"(?<=[A-Za-z0-9_+/=.-])\n\n?(?=[A-Za-z0-9_-])")
+_TOKEN_BEFORE: Final = re.compile(r"[A-Za-z0-9_+/=.~-]{1,256}+$")
+_TOKEN_AFTER: Final = re.compile(r"[A-Za-z0-9_+/=.~-]{1,256}+")
+
+
+def _split_across_blocks(text: str, trigger_ends: list[int]) -> Iterator[tuple[int, int, str]]:
+    """A secret cut in two where an adapter joined two content blocks of one message ("sk-ant-…"
+    at the end of one block, the rest at the start of the next): both pieces are replaced when
+    the two glued back together hold a format, across the cut."""
+    seen = -1
+    for trigger_end in reversed(
+        trigger_ends
+    ):  # ascending; a cut secret's first piece holds its trigger
+        m = _BLOCK_JOIN.search(text, trigger_end, trigger_end + 256)
+        if m is None or m.start() <= seen:
+            continue
+        cut, resume = m.span()
+        seen = cut
+        left = _TOKEN_BEFORE.search(text, max(0, cut - 256), cut)
+        if left is None or left.start() > trigger_end:
+            continue  # the trigger is not in the token the cut ends
+        right = _TOKEN_AFTER.match(text, resume)
+        if right is None:
+            continue
+        glued = left.group() + right.group()
+        width = cut - left.start()
+        for start, end, kind in _find(glued):
+            if start < width < end and not kind.startswith(_ASSIGNMENT_KINDS):
+                yield left.start() + start, cut, kind
+                yield resume, resume + end - width, kind
+
+
+_ASSIGNMENT_KINDS: Final = ("password", "secret", "token", "api_key", "credentials")
 _PLACEHOLDER: Final = re.compile(r"\[redacted:[a-z0-9_]{1,64}\]")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import random
 import re
@@ -249,7 +250,7 @@ def gitleaks(root: Path) -> Iterator[Sample]:
                 continue
             skip = _excluded(block, r"fps\s*:?=\s*(?:\[\]string\{|append\()")
             skip += _excluded(block, r"utils\.GenerateSampleSecrets?\(")
-            for start, end, text in go_strings(block):
+            for start, _end, text in go_strings(block):
                 if any(a <= start < b for a, b in skip) or len(text) < 8:
                     continue
                 for found in regex.finditer(text):
@@ -286,7 +287,7 @@ def _literal_run(items: object) -> int:
     return run
 
 
-def trufflehog(root: Path) -> Iterator[Sample]:
+def trufflehog(root: Path) -> Iterator[Sample]:  # noqa: PLR0912
     """Detectors of ``pkg/detectors``: fixed-prefix ones are ``self``, prefix-keyword ones
     (``detectors.PrefixRegex``) ``keyed``; samples are their regexes' finds in ``*_test.go``."""
     for det in sorted(p for p in (root / "pkg/detectors").iterdir() if p.is_dir()):
@@ -348,10 +349,8 @@ def detect_secrets(root: Path) -> Iterator[Sample]:
                 and isinstance(node.args[0].value, str)
             ):
                 flags = re.IGNORECASE if "IGNORECASE" in ast.dump(node) else 0
-                try:
+                with contextlib.suppress(re.error):
                     regexes.append(re.compile(node.args[0].value, flags))
-                except re.error:
-                    pass
         test = next((p for k, p in tests.items() if k.startswith(name.split("_")[0])), None)
         if test is None or not regexes:
             continue
@@ -391,15 +390,16 @@ def _keyword_samples(root: Path) -> Iterator[Sample]:
 # the text around it (kubernetes' ``extra: …``, sidekiq's ``user:pass``), a placeholder.
 _ENDPOINT = re.compile(
     r"[\w.,-]+\.(?:com|io|net|org|cloud|dev)(?::\d+)?|[^@\s]+@[\w.-]+\.\w+"
-    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[\w.-]+: .*|[0-9a-f]{8}:[0-9a-f]{8}"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"|[\w.-]+: .*|[0-9a-f]{8}:[0-9a-f]{8}"
 )
-_URL = re.compile(r"[a-z][a-z0-9+.]*://(?:[^:/@\s]*:(?P<pw>[^@\s]+)@)?[^/\s]*(?P<path>/\S*)?")
+_URL = re.compile(r"[a-z][a-z0-9+.:]*://(?:[^:/@\s]*:(?P<pw>[^@\s]+)@)?[^/\s]*(?P<path>/\S*)?")
 
 
 _CONTEXT_ONLY = {"nuget-config-password", "kubernetes-secret-yaml", "sidekiq-sensitive-url"}
 
 
-def clean(secret: str) -> dict[str, str] | None:
+def clean(secret: str) -> dict[str, str] | None:  # noqa: PLR0911
     """The sample's secret (and the text it stands in when it is part of a URL), or ``None``
     when it is not a secret on its own."""
     secret = secret.strip().strip("\"'`")
@@ -407,11 +407,10 @@ def clean(secret: str) -> dict[str, str] | None:
     if m:  # a URL: its password, or its last long path segment (a webhook's key)
         if m.group("pw"):
             return {"text": secret, "secret": m.group("pw")}
-        else:
-            tail = [seg for seg in (m.group("path") or "").split("/") if len(seg) >= 16]
-            if not tail:
-                return None
-            return {"text": secret, "secret": tail[-1]}
+        tail = [seg for seg in (m.group("path") or "").split("/") if len(seg) >= 16]
+        if not tail:
+            return None
+        return {"text": secret, "secret": tail[-1]}
     app = re.fullmatch(r"[0-9]{15,16}(?:\||%7C)(?P<secret>\S+)", secret)
     if app:  # a Facebook "app id|app secret": the id is public
         return {"text": secret, "secret": app.group("secret")}

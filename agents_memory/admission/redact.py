@@ -29,7 +29,6 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-
 from typing import Any, Final
 
 from agents_memory.admission.secret_formats import PLACEHOLDER_PREFIX
@@ -40,8 +39,8 @@ from agents_memory.admission.secret_formats import looks_random as _looks_random
 from agents_memory.admission.secret_names import WORDS as _WORDS
 from agents_memory.admission.secret_names import assignment_kind as _assignment_kind
 from agents_memory.admission.secret_names import wordset as _wordset
-from agents_memory.admission.secret_syntaxes import is_code as _is_code
 from agents_memory.admission.secret_syntaxes import TRIGGERS as _SYNTAX_TRIGGERS
+from agents_memory.admission.secret_syntaxes import is_code as _is_code
 from agents_memory.admission.secret_syntaxes import keyed_syntaxes as _keyed_syntaxes
 
 _TOKEN_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
@@ -242,8 +241,13 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
             value = trimmed
         sep = text[sep_end - 1]
         quoted = group != "uv"
-        if sep == "," and not (quoted and text[start - 1 : start] in ("'", '"')):
-            continue  # only ("name", "value") pairs, not prose lists
+        if sep == "," and not (
+            quoted
+            and text[start - 1 : start] in ("'", '"')
+            and text[max(0, start - 3) : start - 1].rstrip()[-1:] == "("
+            and text[value_end + 1 : value_end + 3].lstrip()[:1] == ")"
+        ):
+            continue  # only a call's ("name", "value") pair, not a list or prose
         if _judge_value(
             text, value, sep=sep, quoted=quoted, name=name, strong=strong, end=value_end
         ):
@@ -254,8 +258,8 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
 # --- the engine -------------------------------------------------------------------------------
 
 
-def _find(text: str) -> list[tuple[int, int, str]]:
-    """Non-overlapping ``(start, end, kind)`` spans of secret values, sorted by start."""
+def _screen(text: str) -> tuple[set[int], list[tuple[int, int]], list[int]]:
+    """The rules the screen's hits enable, the ``name=`` hits and where each trigger ends."""
     n = len(text)
     enabled: set[int] = set()
     assign_hits: list[tuple[int, int]] = []
@@ -283,6 +287,12 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         else:
             assign_hits.append((n - m.end(), n - m.start()))
             enabled |= _ASSIGN_RULES
+    return enabled, assign_hits, trigger_ends
+
+
+def _find(text: str) -> list[tuple[int, int, str]]:
+    """Non-overlapping ``(start, end, kind)`` spans of secret values, sorted by start."""
+    enabled, assign_hits, trigger_ends = _screen(text)
     flags = "--" in text or "mysql" in text or "login" in text
     if _SYNTAXES in enabled:
         flags = True

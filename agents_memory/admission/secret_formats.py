@@ -212,7 +212,7 @@ _TOKENS: Final = (
     ("supabase_key", r"sbp_<h>{40}|sb_secret_<w>{20,}+", "sbp_|sb_secret_"),
     ("postman_api_key", r"PMAK-<h>{24}-<h>{34}", "PMAK-"),
     ("figma_token", r"figd_<w>{40,}+", "figd_"),
-    ("vault_token", r"hv[sb]\.[A-Za-z0-9_+/=-]{24,}+", "hvs.|hvb."),
+    ("vault_token", r"hv[sb]\.[A-Za-z0-9_+/=-]{24,}+", "hvs.|hvb.|b.AAAAA"),
     ("terraform_token", r"<a>{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}+", ".atlasv1."),
     ("pulumi_token", r"pul-<h>{40}", "pul-"),
     ("newrelic_api_key", r"NRAK-[A-Z0-9]{27}", "NRAK-"),
@@ -242,7 +242,7 @@ _IN_CONTEXT: Final = (
         r"(?:Account|SharedAccess)Key=(?P<v>[A-Za-z0-9+/]{40,}+={0,2})",
         "\0assign",
     ),
-    ("azure_sas_signature", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=]{30,}+)", "sig="),
+    ("azure_sas_signature", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=_-]{30,}+)", "sig="),
     (
         "azure_client_secret",
         r"(?<![A-Za-z0-9_~.])(?P<v>[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}+)(?![A-Za-z0-9_~.-])",
@@ -262,7 +262,8 @@ _IN_CONTEXT: Final = (
         "webhook_url",
         r"(?:hooks\.zapier\.com/hooks/catch|\.tines\.com/webhook|\.webhook\.office\.com/webhookb2"
         r"|\.logic\.azure\.com(?::443)?/workflows)/(?P<v>[^\s\"'<>`]{16,512}+)",
-        "hooks.zapier.com/|.tines.com/|.webhook.office.com/|/workflows/",
+        "hooks.zapier.com/|.tines.com/|.webhook.office.com/|.logic.azure.com/workflows/"
+        "|.logic.azure.com:443/workflows/",
     ),
 )
 

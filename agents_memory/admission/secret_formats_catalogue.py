@@ -9,8 +9,10 @@ keyword (a bare 32-hex string near "adzuna") are left to the ``name = value`` ru
 
 Each entry: ``(kind, pattern, triggers, random)``. Patterns use the shorthands of
 ``secret_formats`` (``<w>`` base64url, ``<a>`` alphanumeric, ``<h>`` lower hex); triggers are
-``|``-separated literals the text must contain (``\0=x``: enabled when the text contains ``x``; ``<pipe>`` stands for ``|``); ``random`` asks that the match look random (two
-character classes and a run of 10 alphanumerics), for prefixes that ordinary words can start with.
+``|``-separated literals the text must contain (``\0=x``: found by a substring test, not the
+screen; ``\0name``: enabled by a shape of the screen's own); ``random`` asks that the match look
+random (two character classes and a run of 10 alphanumerics), for prefixes that ordinary words
+can start with.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Keyed secrets in syntaxes the ``name = value`` screen does not see.
 
-CLI flags (``--api-token VALUE``), the XML element ``<apiKey>…</apiKey>``, the XML ``<add key="Password" value="…"/>`` pair, the
-``mysql -p…`` and ``docker login -p …`` command lines. :func:`keyed_syntaxes` is called only when
+CLI flags (``--api-token VALUE``), the XML element ``<apiKey>…</apiKey>``, the XML
+``<add key="Password" value="…"/>`` pair, the ``mysql -p…`` and ``docker login -p …`` command
+lines. :func:`keyed_syntaxes` is called only when
 the text holds one of the literals in :data:`TRIGGERS`; it yields ``(start, end, kind)`` of the
 values whose name says they are secrets (judged by :func:`secret_names.assignment_kind`).
 """
@@ -57,6 +58,12 @@ _SYNTAXES: Final = (
 TRIGGERS: Final = ("value=",)
 
 
+_PROSE_WORDS: Final = frozenset(
+    "a an and or the to for with is are in of on as if then than but not nor so this that these "
+    "option options flag flags argument arguments parameter parameters".split()
+)
+
+
 def _matches(text: str, literal: str, regex: re.Pattern[str]) -> Iterator[re.Match[str]]:
     """``regex``'s matches on the lines that hold ``literal`` (a regex that cannot start with a
     literal would otherwise try every position of a long text)."""
@@ -90,6 +97,6 @@ def keyed_syntaxes(text: str) -> Iterator[tuple[int, int, str]]:
                 kind = fixed
             if is_placeholder(value) or value.startswith("-") or len(value) < 3:
                 continue
-            if group == "uv" and is_code(value):
-                continue
+            if group == "uv" and (is_code(value) or value.lower() in _PROSE_WORDS):
+                continue  # --disabled-password and --disabled-login: prose about flags
             yield (*m.span(group), kind)

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (published sample strings are long)
 """Redaction of the public catalogues' formats (gitleaks, trufflehog, detect-secrets), keyed
 secrets in every assignment syntax, the false positives of issue 18, and a secret cut where an
 adapter joined two content blocks of one message."""

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from agents_memory.admission.secret_formats import is_placeholder, looks_random
-from agents_memory.admission.secret_names import assignment_kind
+from agents_memory.admission.secret_names import assignment_kind, wordset
 
 _DOTTED: Final = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 
@@ -58,9 +58,9 @@ _SYNTAXES: Final = (
 TRIGGERS: Final = ("value=",)
 
 
-_PROSE_WORDS: Final = frozenset(
+_PROSE_WORDS: Final = wordset(
     "a an and or the to for with is are in of on as if then than but not nor so this that these "
-    "option options flag flags argument arguments parameter parameters".split()
+    "option options flag flags argument arguments parameter parameters"
 )
 
 

@@ -396,6 +396,8 @@ _ENDPOINT = re.compile(
 _URL = re.compile(r"[a-z][a-z0-9+.:]*://(?:[^:/@\s]*:(?P<pw>[^@\s]+)@)?[^/\s]*(?P<path>/\S*)?")
 
 
+# trufflehog's jdbc samples hold placeholder passwords ("pass", "secret") or none at all.
+_EXCLUDED = {"jdbc"}
 _CONTEXT_ONLY = {"nuget-config-password", "kubernetes-secret-yaml", "sidekiq-sensitive-url"}
 
 
@@ -405,6 +407,11 @@ def clean(secret: str) -> dict[str, str] | None:  # noqa: PLR0911
     secret = secret.strip().strip("\"'`")
     m = _URL.fullmatch(secret)
     if m:  # a URL: its password, or its last long path segment (a webhook's key)
+        sig = re.search(r"[?&]sig=([^&\s]+)", secret)
+        if sig:  # a signed URL: the signature is the secret
+            return {"text": secret, "secret": sig.group(1)}
+        if "?" in secret and not m.group("pw"):
+            return None  # an endpoint with parameters but no credential
         if m.group("pw"):
             return {"text": secret, "secret": m.group("pw")}
         tail = [seg for seg in (m.group("path") or "").split("/") if len(seg) >= 16]
@@ -440,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     for source in sources:
         for sample in source:
             cleaned = clean(sample["secret"])
-            if cleaned is None or len(cleaned["secret"]) < 12:
+            if cleaned is None or len(cleaned["secret"]) < 12 or sample["rule"] in _EXCLUDED:
                 continue
             sample.pop("secret")
             sample.update(cleaned)

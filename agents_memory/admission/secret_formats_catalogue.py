@@ -153,7 +153,7 @@ FORMATS: Final[tuple[tuple[str, str, str, bool], ...]] = (
     ("fleetbase_key", r"flb_live_<a>{20}", "flb_live_", False),
     ("flexport_key", r"shltm_<w>{40}", "shltm_", False),
     ("gocardless_token", r"live_<w>{40}", "live_", True),
-    ("klaviyo_key", r"pk_[A-Za-z0-9_]{34,40}", "pk_", True),
+    ("klaviyo_key", r"pk_[A-Za-z0-9_]{34,48}", "pk_", True),
     ("locationiq_token", r"pk\.<w>{32}", "pk.", True),
     ("pagarme_key", r"ak_(?:live|test)_<a>{30}", "ak_live_|ak_test_", False),
     ("paystack_key", r"sk_[a-z]{1,12}_<a>{40}", "sk_", True),

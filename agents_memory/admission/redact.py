@@ -29,7 +29,6 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Final
 
 from agents_memory.admission.secret_formats import PLACEHOLDER_PREFIX
@@ -37,6 +36,12 @@ from agents_memory.admission.secret_formats import RULES as _RULES
 from agents_memory.admission.secret_formats import Rule as _Rule
 from agents_memory.admission.secret_formats import is_placeholder as _is_placeholder
 from agents_memory.admission.secret_formats import looks_random as _looks_random
+from agents_memory.admission.secret_names import WORDS as _WORDS
+from agents_memory.admission.secret_names import assignment_kind as _assignment_kind
+from agents_memory.admission.secret_names import wordset as _wordset
+from agents_memory.admission.secret_syntaxes import TRIGGERS as _SYNTAX_TRIGGERS
+from agents_memory.admission.secret_syntaxes import is_code as _is_code
+from agents_memory.admission.secret_syntaxes import keyed_syntaxes as _keyed_syntaxes
 
 _TOKEN_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 _NAME_CHARS: Final = _TOKEN_CHARS | {"."}
@@ -66,17 +71,26 @@ _ASSIGN_VARIANTS: Final = sorted(
     reverse=True,
 )
 # Case variants as plain literals: re skips non-matching literal branches much faster than (?i).
+_ASSIGN_WORDS_REVERSED: Final = "|".join(v[::-1] for v in _ASSIGN_VARIANTS)
 _ASSIGN_TAIL: Final = (
     r"[ \t]{0,4}+[\"'`\\]{0,3}+(?:(?:esab|eulav|46b|ESAB|EULAV|46B)_)?(?:"
-    + "|".join(v[::-1] for v in _ASSIGN_VARIANTS)
+    + _ASSIGN_WORDS_REVERSED
     + ")"
 )
 # Extra alternatives by first character: name=, name:=, name=>, name:, and a discord-ish ".x.y".
 _SCREEN_EXTRAS: Final = {
-    "=": (f":?{_ASSIGN_TAIL}",),
-    ">": (f"={_ASSIGN_TAIL}",),
+    # = := ::= :::= .= ?= +=, and Go's "var name string ="
+    "=": (f"(?::{{1,3}}+|[.?+])?(?:[ \t]{{0,4}}+gnirts)?{_ASSIGN_TAIL}",),
+    ",": (rf"[ \t]{{0,4}}+[\"']{_ASSIGN_TAIL}",),  # setProperty("password", "…")
+    ">": (f"={_ASSIGN_TAIL}", rf"(?:{_ASSIGN_WORDS_REVERSED})[\w.:-]{{0,60}}+/<"),  # </apiKey>
     ":": (_ASSIGN_TAIL,),
-    ".": (r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{20}",),
+    # discord, airtable, a Vault "s.<24>" (the lookbehind reads the 24 characters before it)
+    ".": (
+        r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{20}",
+        r"[A-Za-z0-9]{14}tap",
+        r"(?<=[A-Za-z0-9]{24}\.)s(?![\w.-])",
+    ),
+    "|": (r"[0-9]{15}",),  # a Facebook "app id|secret"
 }
 
 
@@ -95,7 +109,10 @@ def _trie_regex(words: list[str], extras: Mapping[str, tuple[str, ...]]) -> re.P
 
     def build(node: dict[str, Any], more: tuple[str, ...] = ()) -> str:
         alternatives = [re.escape(c) + build(child) for c, child in sorted(node.items()) if c]
-        alternatives += more
+        # a longer shape (airtable's ".<14>tap") must not lose to a literal it contains (".kp")
+        alternatives = (
+            [*more, *alternatives] if more[:1] and more[0][:1] == "[" else alternatives + list(more)
+        )
         if not alternatives:
             return ""
         body = "(?:" + "|".join(alternatives) + ")" if len(alternatives) > 1 else alternatives[0]
@@ -106,6 +123,7 @@ def _trie_regex(words: list[str], extras: Mapping[str, tuple[str, ...]]) -> re.P
 
 
 _Table = dict[str, frozenset[int]]
+_SYNTAXES: Final = -1  # the "rule" index that stands for secret_syntaxes.keyed_syntaxes
 
 
 def _build_screen() -> tuple[re.Pattern[str], _Table, _Table]:
@@ -113,13 +131,15 @@ def _build_screen() -> tuple[re.Pattern[str], _Table, _Table]:
     for index, rule in enumerate(_RULES):
         for trigger in rule.triggers:
             by_trigger.setdefault(trigger, set()).add(index)
+    for literal in _SYNTAX_TRIGGERS:  # the keyed syntaxes run when the screen sees these
+        by_trigger.setdefault(literal, set()).add(_SYNTAXES)
     literals = [t for t in by_trigger if not t.startswith("\0")]
     # A hit on "gsk_" must also run the rules of "sk_": union every trigger contained in it.
     table = {
         t[::-1]: frozenset(i for u, rules in by_trigger.items() if u in t for i in rules)
         for t in literals
     }
-    special = {t[1:]: frozenset(rules) for t, rules in by_trigger.items() if t.startswith("\0")}
+    special = {t[1:]: frozenset(rules) for t, rules in list(by_trigger.items()) if t[0] == "\0"}
     return _trie_regex([t[::-1] for t in literals], _SCREEN_EXTRAS), table, special
 
 
@@ -127,63 +147,18 @@ _SCREEN, _TRIGGER_RULES, _SPECIAL_RULES = _build_screen()
 _ASSIGN_RULES: Final = _SPECIAL_RULES["assign"]
 _AUTH_RULES: Final = _SPECIAL_RULES["auth"]
 _DISCORD_RULES: Final = _SPECIAL_RULES["discord"]
+_AIRTABLE_RULES: Final = _SPECIAL_RULES["airtable"]
+_PIPE_RULES: Final = _SPECIAL_RULES["pipe"]
+_VAULT_RULES: Final = _SPECIAL_RULES["vault"]
 _CURL_RULES: Final = _SPECIAL_RULES["curl"]
 _DAPI_RULES: Final = _SPECIAL_RULES["dapi"]
+# "\0=x": rules enabled when the text contains the literal x (a trigger that cannot be split on).
+_CONTAINS_RULES: Final = tuple(
+    (name[1:], rules) for name, rules in _SPECIAL_RULES.items() if name.startswith("=")
+)
 
 
 # --- assignments (name = value) ---------------------------------------------------------------
-
-
-def _wordset(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-_WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_SUFFIX_WORDS: Final = frozenset({"base", "value", "b64"})
-_NOT_SECRET_WORDS: Final = _wordset(
-    "max min num count limit limits length len size type types url uri endpoint path file dir "
-    "name names id ids expiry expires expiration ttl timeout field label prompt placeholder hint "
-    "policy required enabled regex pattern header param env var ref arn budget usage per total "
-    "mode kind format store manager provider version reset rotation lifetime rate cost price "
-    "window next page continuation sync cursor input output completion eos bos pad unk sep cls "
-    "mask special start end stop hash salt length strength validation validator forgot confirm "
-    "primary foreign sort partition cache lookup map dict object idempotency i18n translation "
-    "public pub ssh_public"
-)
-_KEY_QUALIFIERS: Final = _wordset(
-    "api access secret private client auth signing sign encryption encrypt master session license "
-    "licence account app application service admin write read deploy root sas storage shared "
-    "subscription consumer cloud developer dev integration webhook bot user project org personal "
-    "hmac jwt crypto cipher aes"
-)
-_PASSWORD_WORDS: Final = _wordset("password passwd passphrase pwd pass pw")
-_COMPOUND_KEYS: Final = ("apikey", "accesskey", "secretkey", "privatekey", "signingkey", "authkey")
-_COMPOUND_TOKENS: Final = ("token", "secret", "password", "passwd", "passphrase")
-
-
-@lru_cache(maxsize=4096)
-def _assignment_kind(name: str) -> tuple[str, bool] | None:
-    """``(kind, strong)`` when the name says it holds a secret; weak names need a random value."""
-    words = [w.lower() for w in _WORDS.findall(name)]
-    while len(words) > 1 and words[-1] in _SUFFIX_WORDS:
-        words.pop()
-    if not words or any(w in _NOT_SECRET_WORDS for w in words):
-        return None
-    last, before = words[-1], words[:-1]
-    kind: tuple[str, bool] | None = None
-    if "aws" in words and ("secret" in words or last.endswith("secretaccesskey")):
-        kind = "aws_secret_access_key", True
-    elif last in _PASSWORD_WORDS or last.endswith(("password", "passwd", "passphrase")):
-        kind = "password", True
-    elif last in ("credentials", "credential"):
-        kind = "credentials", False
-    elif last.endswith(_COMPOUND_TOKENS):
-        kind = ("secret" if last.endswith("secret") else "token"), True
-    elif last == "key":
-        kind = "api_key", bool(before) and before[-1] in _KEY_QUALIFIERS
-    elif last.endswith(_COMPOUND_KEYS):
-        kind = "api_key", True
-    return kind
 
 
 _VALUE: Final = re.compile(
@@ -203,10 +178,6 @@ _TYPE_WORDS: Final = _wordset(
     "false optional secretstr secretbytes list dict object unknown void char text varchar uuid "
     "required optional default"
 )
-
-
-def _is_code(value: str) -> bool:
-    return any(c in value for c in "([{") or _DOTTED.fullmatch(value) is not None
 
 
 def _judge_value(
@@ -244,8 +215,8 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
         start = keyword_start
         while start > 0 and text[start - 1] in _NAME_CHARS and keyword_start - start < 64:
             start -= 1
-        if text[max(0, start - 2) : start] == "${":
-            continue
+        if text[max(0, start - 2) : start] == "${" or text[max(0, start - 3) : start] == "://":
+            continue  # a ${VAR} reference, or a URL's user name (the URL rules judge it)
         name = (
             text[start:keyword_start] + _NAME_END.split(text[keyword_start:sep_end], maxsplit=1)[0]
         )
@@ -265,11 +236,18 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
             if text[sep_end - 1] != "=" or text[start - 1 : start] in ("?", "&", ";"):
                 value = _QUERY_END.split(value, maxsplit=1)[0]  # a query or a connection string
                 value_end = value_start + len(value)
-            trimmed = value.rstrip(".,;)]}")
+            trimmed = value.rstrip(".,;:)]}")  # f(passwd=None): keeps its "):"
             value_end -= len(value) - len(trimmed)
             value = trimmed
         sep = text[sep_end - 1]
         quoted = group != "uv"
+        if sep == "," and not (
+            quoted
+            and text[start - 1 : start] in ("'", '"')
+            and text[max(0, start - 3) : start - 1].rstrip()[-1:] == "("
+            and text[value_end + 1 : value_end + 3].lstrip()[:1] == ")"
+        ):
+            continue  # only a call's ("name", "value") pair, not a list or prose
         if _judge_value(
             text, value, sep=sep, quoted=quoted, name=name, strong=strong, end=value_end
         ):
@@ -280,28 +258,52 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
 # --- the engine -------------------------------------------------------------------------------
 
 
-def _find(text: str) -> list[tuple[int, int, str]]:
-    """Non-overlapping ``(start, end, kind)`` spans of secret values, sorted by start."""
+def _screen(text: str) -> tuple[set[int], list[tuple[int, int]], list[int]]:
+    """The rules the screen's hits enable, the ``name=`` hits and where each trigger ends."""
     n = len(text)
     enabled: set[int] = set()
     assign_hits: list[tuple[int, int]] = []
+    trigger_ends: list[int] = []
     for m in _SCREEN.finditer(text[::-1]):
         hit = m.group()
         rules = _TRIGGER_RULES.get(hit)
         if rules is not None:
             enabled |= rules
+            trigger_ends.append(n - m.start())
         elif hit[0] == ".":
-            enabled |= _DISCORD_RULES
+            enabled |= (
+                _VAULT_RULES
+                if hit == ".s"
+                else _AIRTABLE_RULES
+                if hit[-3:] == "tap"
+                else _DISCORD_RULES
+            )
+        elif hit[-2:] == "/<":  # the closing tag of an element named like a secret
+            enabled.add(_SYNTAXES)
+        elif hit[0] == "|":
+            enabled |= _PIPE_RULES
         elif hit[-13:].lower() == "noitazirohtua":  # an Authorization header
             enabled |= _AUTH_RULES
         else:
             assign_hits.append((n - m.end(), n - m.start()))
             enabled |= _ASSIGN_RULES
-    flags = "--" in text
+    return enabled, assign_hits, trigger_ends
+
+
+def _find(text: str) -> list[tuple[int, int, str]]:
+    """Non-overlapping ``(start, end, kind)`` spans of secret values, sorted by start."""
+    enabled, assign_hits, trigger_ends = _screen(text)
+    flags = "--" in text or "mysql" in text or "login" in text
+    if _SYNTAXES in enabled:
+        flags = True
+        enabled.discard(_SYNTAXES)
     if " -u " in text or (flags and "--user" in text):
         enabled |= _CURL_RULES
     if "dapi" in text:
         enabled |= _DAPI_RULES
+    for literal, rules in _CONTAINS_RULES:
+        if literal in text:
+            enabled |= rules
     if not enabled and not flags:
         return []
     found: list[tuple[int, int, str]] = []
@@ -309,12 +311,47 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         found.extend(_apply(_RULES[index], text))
     found.extend(_assignments(text, assign_hits))
     if flags:
-        found.extend(_flags(text))
+        found.extend(_keyed_syntaxes(text))
+    if trigger_ends and "\n" in text:
+        found.extend(_split_across_blocks(text, trigger_ends))
     if PLACEHOLDER_PREFIX in text:  # what was redacted before stays as it is
         found = _outside_placeholders(text, found)
     return _resolve(found)
 
 
+_BLOCK_JOIN: Final = re.compile(r"(?<=[A-Za-z0-9_+/=.-])\n\n?(?=[A-Za-z0-9_-])")
+_TOKEN_BEFORE: Final = re.compile(r"[A-Za-z0-9_+/=.~-]{1,256}+$")
+_TOKEN_AFTER: Final = re.compile(r"[A-Za-z0-9_+/=.~-]{1,256}+")
+
+
+def _split_across_blocks(text: str, trigger_ends: list[int]) -> Iterator[tuple[int, int, str]]:
+    """A secret cut in two where an adapter joined two content blocks of one message ("sk-ant-…"
+    at the end of one block, the rest at the start of the next): both pieces are replaced when
+    the two glued back together hold a format, across the cut."""
+    seen = -1
+    for trigger_end in reversed(
+        trigger_ends
+    ):  # ascending; a cut secret's first piece holds its trigger
+        m = _BLOCK_JOIN.search(text, trigger_end, trigger_end + 256)
+        if m is None or m.start() <= seen:
+            continue
+        cut, resume = m.span()
+        seen = cut
+        left = _TOKEN_BEFORE.search(text, max(0, cut - 256), cut)
+        if left is None or left.start() > trigger_end:
+            continue  # the trigger is not in the token the cut ends
+        right = _TOKEN_AFTER.match(text, resume)
+        if right is None:
+            continue
+        glued = left.group() + right.group()
+        width = cut - left.start()
+        for start, end, kind in _find(glued):
+            if start < width < end and not kind.startswith(_ASSIGNMENT_KINDS):
+                yield left.start() + start, cut, kind
+                yield resume, resume + end - width, kind
+
+
+_ASSIGNMENT_KINDS: Final = ("password", "secret", "token", "api_key", "credentials")
 _PLACEHOLDER: Final = re.compile(r"\[redacted:[a-z0-9_]{1,64}\]")
 
 
@@ -343,25 +380,6 @@ def _apply(rule: _Rule, text: str) -> Iterator[tuple[int, int, str]]:
             continue
         kind = rule.kind(m)
         yield (*m.span("v"), kind) if "v" in m.re.groupindex else (start, end, kind)
-
-
-_FLAG: Final = re.compile(
-    r"--(?<![\w-]--)(?P<name>password|passwd|pass|token|secret|api-key|api_key|apikey"
-    r"|[a-z]+-token|[a-z]+-secret|[a-z]+-password)(?:=|[ \t]++)"
-    r"(?:\"(?P<dq>[^\"\n]{1,1024}+)\"|'(?P<sq>[^'\n]{1,1024}+)'|(?P<uv>(?:[^\s\"'`;&|<>\\]|\\(?![nrt\"'\\])){1,1024}+))"
-)
-
-
-def _flags(text: str) -> Iterator[tuple[int, int, str]]:
-    for m in _FLAG.finditer(text):
-        group = next(g for g in ("dq", "sq", "uv") if m.group(g) is not None)
-        value = m.group(group)
-        judged = _assignment_kind(m.group("name"))
-        if judged is None or _is_placeholder(value) or value.startswith("-"):
-            continue
-        if group == "uv" and _is_code(value):
-            continue
-        yield (*m.span(group), judged[0])
 
 
 def _resolve(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from agents_memory.admission.secret_formats_catalogue import FORMATS as _CATALOGUE_FORMATS
+
 PLACEHOLDER_PREFIX: Final = "[redacted:"
 
 
@@ -82,7 +84,7 @@ def _rule(
     return Rule(
         re.compile(pattern, flags),
         tuple((prefix, kind) for prefix, kind in table),
-        tuple(triggers.split("|")),
+        tuple(t.replace("<pipe>", "|") for t in triggers.split("|")),
         check,
         bounded,
         key_group,
@@ -96,10 +98,13 @@ def looks_random(value: str) -> bool:
         + any(c.isupper() for c in value)
         + any(c.isdigit() for c in value)
     )
-    return classes >= 2 and _ALNUM10.search(value) is not None
+    if classes < 2 or _ALNUM10.search(value) is None:
+        return False
+    return classes == 3 or _CAMEL_WORDS.fullmatch(value) is None  # UserProfileHeader: a name
 
 
 _ALNUM10: Final = re.compile(r"[A-Za-z0-9]{10}")
+_CAMEL_WORDS: Final = re.compile(r"[a-z]{0,20}+(?:[A-Z][a-z]{2,20}+){1,8}+")
 
 
 def _random_body(m: re.Match[str]) -> bool:
@@ -149,17 +154,23 @@ _GH_KINDS: Final = (
     "ghp_=github_pat gho_=github_oauth_token ghu_=github_user_token ghs_=github_app_token "
     "github_refresh_token"
 )
-_GL_PREFIXES: Final = "glpat-|gldt-|glrt-|glptt-|glcbt-|glimt-|glagent-|gloas-|glffct-|glsoat-"
+_GL_PREFIXES: Final = (
+    "glpat-|glft-|gldt-|glrt-|glptt-|glcbt-|glimt-|glagent-|gloas-|glffct-|glsoat-"
+)
 
 # Shorthands in the patterns below: <w> is a base64url character, <a> alphanumeric, <h> hex.
 _SHORTHANDS: Final = {"<w>": "[A-Za-z0-9_-]", "<a>": "[A-Za-z0-9]", "<h>": "[a-f0-9]"}
 # Provider formats that stand alone: (kinds, pattern, triggers); the whole token is replaced.
 _TOKENS: Final = (
-    ("google_api_key", r"AIza<w>{35}", "AIzaSy"),
+    ("google_api_key", r"AIza<w>{35}", "AIz"),
     ("google_oauth_client_secret", r"GOCSPX-<w>{28}", "GOCSPX-"),
     ("google_oauth_token", r"ya29\.<w>{20,}+", "ya29."),
     ("google_refresh_token", r"1//0<w>{30,}+", "1//0"),
-    ("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}", "AKIA|ASIA|ABIA|ACCA"),
+    (
+        "aws_access_key_id",
+        r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}",
+        "AKIA|ASIA|ABIA|ACCA|A3",
+    ),
     (_GH_KINDS, r"gh[pousr]_<a>{36,251}+", "ghp_|gho_|ghu_|ghs_|ghr_"),
     ("github_fine_grained_pat", r"github_pat_[A-Za-z0-9_]{60,255}+", "github_pat_"),
     (
@@ -170,15 +181,15 @@ _TOKENS: Final = (
     ("slack_app_token", r"xapp-\d-[A-Z0-9]{6,}+-\d{6,}+-<a>{20,}+", "xapp-"),
     (
         "rk_=stripe_restricted_key stripe_secret_key",
-        r"[sr]k_(?:live|test)_<a>{10,247}+",
-        "sk_live_|sk_test_|rk_live_|rk_test_",
+        r"[sr]k_(?:live|test|prod)_<w>{10,247}+",
+        "sk_live_|sk_test_|rk_live_|rk_test_|sk_prod_|rk_prod_",
     ),
     ("stripe_webhook_secret", r"whsec_[A-Za-z0-9+/=]{24,}+", "whsec_"),
     ("npm_token", r"npm_<a>{36}", "npm_"),
     ("pypi_token", r"pypi-Ag<w>{50,}+", "pypi-"),
     ("twilio_api_key", r"SK[0-9a-fA-F]{32}", "SK"),
     ("sendgrid_api_key", r"SG\.<w>{22}\.<w>{43}", "SG."),
-    ("mailgun_api_key", r"key-[0-9a-f]{32}", "key-"),
+    ("mailgun_api_key", r"key-[0-9a-z]{32}", "key-"),
     ("digitalocean_token", r"do[opr]_v1_<h>{64}", "_v1_"),
     ("doppler_token", r"dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?<a>{40,44}", "dp."),
     ("databricks_token", r"dapi[0-9a-f]{32}(?:-\d)?", "\0dapi"),
@@ -201,7 +212,7 @@ _TOKENS: Final = (
     ("supabase_key", r"sbp_<h>{40}|sb_secret_<w>{20,}+", "sbp_|sb_secret_"),
     ("postman_api_key", r"PMAK-<h>{24}-<h>{34}", "PMAK-"),
     ("figma_token", r"figd_<w>{40,}+", "figd_"),
-    ("vault_token", r"hv[sb]\.<w>{24,}+", "hvs.|hvb."),
+    ("vault_token", r"hv[sb]\.[A-Za-z0-9_+/=-]{24,}+", "hvs.|hvb.|b.AAAAA"),
     ("terraform_token", r"<a>{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}+", ".atlasv1."),
     ("pulumi_token", r"pul-<h>{40}", "pul-"),
     ("newrelic_api_key", r"NRAK-[A-Z0-9]{27}", "NRAK-"),
@@ -217,7 +228,7 @@ _TOKENS: Final = (
     ),
     ("mapbox_secret_token", r"sk\.eyJ<w>{20,}+\.<w>{20,}+", "sk.eyJ"),
     ("onepassword_service_token", r"ops_eyJ[A-Za-z0-9+/_=-]{100,}+", "ops_eyJ"),
-    ("jwt", r"eyJ<w>{10,}+\.<w>{10,}+\.<w>*+", "eyJ"),
+    ("jwt", r"eyJ<w>{10,}+\.(?:<w>{10,}+\.<w>*+|eyJ<w>{10,}+)={0,2}", "eyJ"),
 )
 # Formats found in context (a URL, a header, a connection string): only group "v" is replaced.
 _IN_CONTEXT: Final = (
@@ -231,7 +242,7 @@ _IN_CONTEXT: Final = (
         r"(?:Account|SharedAccess)Key=(?P<v>[A-Za-z0-9+/]{40,}+={0,2})",
         "\0assign",
     ),
-    ("azure_sas_signature", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=]{30,}+)", "sig="),
+    ("azure_sas_signature", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=_-]{30,}+)", "sig="),
     (
         "azure_client_secret",
         r"(?<![A-Za-z0-9_~.])(?P<v>[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}+)(?![A-Za-z0-9_~.-])",
@@ -246,6 +257,13 @@ _IN_CONTEXT: Final = (
         "discord_webhook",
         r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/(?P<v><w>{60,68}+)",
         "/api/webhooks/",
+    ),
+    (
+        "webhook_url",
+        r"(?:hooks\.zapier\.com/hooks/catch|\.tines\.com/webhook|\.webhook\.office\.com/webhookb2"
+        r"|\.logic\.azure\.com(?::443)?/workflows)/(?P<v>[^\s\"'<>`]{16,512}+)",
+        "hooks.zapier.com/|.tines.com/|.webhook.office.com/|.logic.azure.com/workflows/"
+        "|.logic.azure.com:443/workflows/",
     ),
 )
 
@@ -279,6 +297,16 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     _rule("fireworks_api_key", r"fw_[A-Za-z0-9]{20,}+", "fw_", check=_random_body),
     *(_rule(kinds, pattern, triggers) for kinds, pattern, triggers in _TOKENS),
+    *(
+        _rule(
+            kind,
+            pattern,
+            triggers,
+            check=_random_body if random else None,
+            bounded="(?P<v>" not in pattern,
+        )
+        for kind, pattern, triggers, random in _CATALOGUE_FORMATS
+    ),
     *(_rule(kinds, pattern, triggers, bounded=False) for kinds, pattern, triggers in _IN_CONTEXT),
     _rule(
         "bearer=bearer_token basic=basic_auth authorization_header",

@@ -15,6 +15,7 @@ from agents_memory.config import Settings
 from agents_memory.store import cursors as cursor_store
 from agents_memory.store import database
 from agents_memory.store.health import rows_per_platform
+from agents_memory.store.pause import active_pauses, pause_sentence
 
 
 @dataclass(slots=True)
@@ -42,6 +43,8 @@ class CaptureStatus:
     """Backlog, last run and per-job counts, LLM use (``coldpath.status``)."""
     """Per client (and ``systemd``): our hook, MCP and service entries found on disk."""
     problems: list[str] = field(default_factory=list)
+    paused: str | None = None
+    """``memory capture is paused (…)`` while a pause holds on this device."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,6 +75,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
 
             status.coldpath = coldpath_status(conn, settings).as_dict()
             rows = rows_per_platform(conn, settings.device_name)
+            status.paused = pause_sentence(active_pauses(conn, settings.device_name))
     except Exception as exc:  # status must explain, not crash
         status.problems.append(f"database: {exc}")
         return status

@@ -11,6 +11,9 @@ Forms (case-insensitive; ``-`` or a space may stand for ``_``):
   ``..B`` and ``A..`` leave one side open.
 
 Midnights are taken in ``now``'s time zone. ``end`` is exclusive.
+
+Durations (``memory-capture pause --for``), :func:`parse_duration`: a number and a unit, or
+several run together: ``90s``, ``30m``, ``2h``, ``1d``, ``1w``, ``1h30m``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,12 @@ ACCEPTED_FORMS = (
     "YYYY-MM-DD (since that day), or a range A..B of those (open ends ..B and A.. allowed; "
     "B's whole day is included)"
 )
+
+DURATION_FORMS = "a number and a unit s, m, h, d or w (e.g. 30m, 2h, 1d, 1h30m)"
+
+_DURATION_PART = re.compile(r"(\d{1,6})\s*([smhdw])")
+_DURATION = re.compile(r"^(?:\d{1,6}\s*[smhdw]\s*)+$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 _DAYS_AGO = re.compile(r"^(\d{1,5})_?days?_ago$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -103,3 +112,15 @@ def _midnight(day: date, now: datetime) -> datetime:
 def _bad(text: str, reason: str | None = None) -> ValueError:
     why = f" ({reason})" if reason else ""
     return ValueError(f"unrecognised date_range {text!r}{why}; accepted forms: {ACCEPTED_FORMS}")
+
+
+def parse_duration(text: str) -> timedelta:
+    """The length ``text`` names (see the module's docstring). Raises :class:`ValueError`
+    naming the accepted forms for anything else, or for a length of zero."""
+    token = text.strip().lower()
+    if not _DURATION.match(token):
+        raise ValueError(f"unrecognised duration {text!r}; accepted: {DURATION_FORMS}")
+    seconds = sum(int(n) * _UNIT_SECONDS[unit] for n, unit in _DURATION_PART.findall(token))
+    if seconds <= 0:
+        raise ValueError(f"duration {text!r} is zero; accepted: {DURATION_FORMS}")
+    return timedelta(seconds=seconds)

@@ -13,8 +13,13 @@ The steps, in order (the first refusal wins):
    NUL characters, lone surrogates).
 2. **too-long**: a deliberate save over :data:`MAX_SAVED_CHARS` (the caller asks for a summary).
 3. **echo**: the text (or the raw text) carries the session-start brief's marker.
-4. *(tombstones, later: a candidate whose stable id was forgotten is refused here as
-   ``forgotten``; :class:`Candidate` already carries that id as ``key``.)*
+4. **forgotten**: the candidate's stable id (``key``) has a tombstone: the owner forgot that
+   turn (``mcp-agents-memory forget``), or it was written while capture was paused. The
+   caller passes the tombstoned keys among its batch (``forgotten``; capture asks the store
+   once per batch, :func:`agents_memory.store.tombstones.forgotten_among`). The check is by
+   key alone, not key and text hash: a client that rewrites a message under the same id
+   (Gemini CLI) is still writing the turn the owner forgot, and the owner expects it to stay
+   gone. The tombstone's hash is kept for rows without a key (it never holds the text).
 5. **private-only**: once the ``<private>`` spans are removed, nothing is left.
 6. **excluded**: the project (the directory and its git root) matches ``CAPTURE_EXCLUDE``.
 7. Redaction (when ``REDACT_ENABLED``) of the text and the raw text; then it is admitted.
@@ -56,6 +61,7 @@ rules.
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -70,7 +76,9 @@ from agents_memory.store.memories import AdmittedText
 MAX_SAVED_CHARS: Final = 200_000
 """The longest text an agent may save on purpose (``save_message``, ``manage_knowledge``)."""
 
-Reason = Literal["empty", "too-long", "echo", "private-only", "excluded"]
+Reason = Literal["empty", "too-long", "echo", "forgotten", "private-only", "excluded"]
+
+NOTHING_FORGOTTEN: Final[frozenset[str]] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +109,9 @@ class Candidate:
     cwd: str | None = None
     """The project directory the text comes from; exclusion is checked only when set."""
     key: str | None = None
-    """The stable id (``external_uuid``) a tombstone check will match."""
+    """The stable id (``external_uuid``) the tombstone check matches."""
+    forgotten: Container[str] = NOTHING_FORGOTTEN
+    """The tombstoned keys the caller looked up for its batch."""
     max_chars: int | None = None
     trim: bool = False
     """Strip surrounding whitespace (deliberate saves) or keep the text as written (capture)."""
@@ -116,9 +126,16 @@ class Admission:
         self._redacting = redacting
 
     # --- one method per kind of candidate ------------------------------------------------
-    def captured_turn(self, turn: Turn) -> Admitted | Refused:
-        """A turn the capture pipeline read from a transcript."""
-        return self.admit(Candidate(turn.text, turn.raw_text, cwd=turn.cwd, key=turn.external_uuid))
+    def captured_turn(
+        self, turn: Turn, *, forgotten: Container[str] = NOTHING_FORGOTTEN
+    ) -> Admitted | Refused:
+        """A turn the capture pipeline read from a transcript; ``forgotten`` holds the
+        tombstoned keys among its batch."""
+        return self.admit(
+            Candidate(
+                turn.text, turn.raw_text, cwd=turn.cwd, key=turn.external_uuid, forgotten=forgotten
+            )
+        )
 
     def saved_message(self, text: str, *, cwd: str | None) -> Admitted | Refused:
         """A turn an agent without capture saves through ``save_message``."""
@@ -137,16 +154,9 @@ class Admission:
         """Run ``candidate`` through the steps in the module's docstring, in order."""
         text = _storable(candidate.text)
         raw = _storable(candidate.raw) if candidate.raw else None
-        if not text.strip():
-            return Refused("empty", "there is no text to store")
-        if candidate.max_chars is not None and len(text) > candidate.max_chars:
-            return Refused(
-                "too-long",
-                f"the text is {len(text)} characters; the limit is {candidate.max_chars}",
-            )
-        if is_brief_echo(text) or (raw and is_brief_echo(raw)):
-            return Refused("echo", "the text is the memory brief itself (it carries its marker)")
-        # Tombstones hook in here: refuse ``candidate.key`` when it names a forgotten turn.
+        refused = _refused_as_written(candidate, text, raw)
+        if refused is not None:
+            return refused
         text = strip_private(text)
         raw = strip_private(raw) if raw else None
         if candidate.trim:
@@ -160,6 +170,22 @@ class Admission:
             text = redact(text).text
             raw = redact(raw).text if raw else raw
         return Admitted(AdmittedText(text), AdmittedText(raw) if raw else None, git)
+
+
+def _refused_as_written(candidate: Candidate, text: str, raw: str | None) -> Refused | None:
+    """Steps 1-4: what refuses the text as it came in (empty, too long, an echo, forgotten)."""
+    if not text.strip():
+        return Refused("empty", "there is no text to store")
+    if candidate.max_chars is not None and len(text) > candidate.max_chars:
+        return Refused(
+            "too-long",
+            f"the text is {len(text)} characters; the limit is {candidate.max_chars}",
+        )
+    if is_brief_echo(text) or (raw and is_brief_echo(raw)):
+        return Refused("echo", "the text is the memory brief itself (it carries its marker)")
+    if candidate.key is not None and candidate.key in candidate.forgotten:
+        return Refused("forgotten", "this turn was forgotten (it has a tombstone)")
+    return None
 
 
 def create_admission(settings: Settings, *, home: Path) -> Admission:

@@ -5,6 +5,13 @@ What of a turn may be stored, and in what form (brief echoes, ``<private>`` span
 ``CAPTURE_EXCLUDE``, redaction), is :mod:`agents_memory.admission.admit`'s decision; the
 pipeline counts its refusals as ``dropped``. Log lines carry counts, paths and offsets, never
 captured text.
+
+Two checks need the database and run in the transaction that stores a batch, so the daemon and
+a backfill (its read-ahead thread has no connection) both make them: a **pause** of capture for
+the platform on this device (:mod:`agents_memory.store.pause`) stores nothing, records a
+``paused`` tombstone per turn and still advances the cursor, so turns written while paused are
+never captured later, not even by a rescan; and the **tombstoned keys** among the batch (one
+query), which admission then refuses as ``forgotten``.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from agents_memory.admission.admit import Admission, Refused, create_admission
 from agents_memory.capture import tailer
 from agents_memory.config import Settings
 from agents_memory.store import cursors as cursor_store
+from agents_memory.store import pause as pause_store
+from agents_memory.store import tombstones as tombstone_store
 from agents_memory.store.cursors import Cursor
 from agents_memory.store.memories import (
     InsertCounts,
@@ -251,7 +260,8 @@ class Ingestor:
         for issue in result.issues:
             what = "kept a repaired" if issue.repaired else "skipped a"
             log.warning("%s: %s record at offset %d: %s", path, what, issue.offset, issue.reason)
-        counts = self._insert(conn, path, read.rows, outcome)
+        rows = self._admissible(conn, read)
+        counts = self._insert(conn, path, rows, outcome)
         outcome.inserted, outcome.updated = counts.inserted, counts.updated
         outcome.skipped = counts.skipped
         cursor_store.save_cursor(
@@ -265,6 +275,33 @@ class Ingestor:
         )
         if counts.inserted or counts.updated:
             notify_new_memories(conn, counts.inserted + counts.updated)
+
+    def _admissible(self, conn: psycopg.Connection[Any], read: RegionRead) -> list[NewMemory]:
+        """``read``'s rows minus what the database says may not be stored now: everything
+        while capture is paused (each turn tombstoned as ``paused``), else the turns whose
+        keys have a tombstone (admission refuses them as ``forgotten``)."""
+        rows, outcome = read.rows, read.outcome
+        if not rows:
+            return rows
+        paused, until = pause_store.paused_until(conn, self.device, outcome.platform)
+        if paused:
+            tombstone_store.bury_paused(
+                conn, ((row.external_uuid or "", row.agent_platform, row.message) for row in rows)
+            )
+            outcome.dropped += len(rows)
+            log.info(
+                "%s: capture paused for %s%s: %d turn(s) passed over",
+                read.path,
+                outcome.platform,
+                f" until {until.isoformat()}" if until else "",
+                len(rows),
+            )
+            return []
+        forgotten = tombstone_store.forgotten_among(conn, [row.external_uuid for row in rows])
+        if not forgotten:
+            return rows
+        outcome.dropped = 0
+        return self.prepare(read.result.turns, outcome, forgotten=forgotten)
 
     # --- records the adapter or the database cannot take ------------------------------
     def _without_crashing_lines(
@@ -319,11 +356,18 @@ class Ingestor:
         return counts
 
     # --- turns -> rows ------------------------------------------------------------------
-    def prepare(self, turns: Iterable[Turn], outcome: FileOutcome) -> list[NewMemory]:
-        """The rows admission lets in (its refusals count as ``outcome.dropped``)."""
+    def prepare(
+        self,
+        turns: Iterable[Turn],
+        outcome: FileOutcome,
+        *,
+        forgotten: frozenset[str] = frozenset(),
+    ) -> list[NewMemory]:
+        """The rows admission lets in (its refusals count as ``outcome.dropped``);
+        ``forgotten`` holds the tombstoned keys among ``turns``."""
         rows: list[NewMemory] = []
         for turn in turns:
-            admitted = self.admission.captured_turn(turn)
+            admitted = self.admission.captured_turn(turn, forgotten=forgotten)
             if isinstance(admitted, Refused):
                 outcome.dropped += 1
                 continue

@@ -191,6 +191,62 @@ def status(ctx: click.Context, as_json: bool) -> None:
         ctx.exit(1)
 
 
+@cli.command()
+@click.option("--platform", metavar="NAME", help=f"Only this client: {', '.join(adapter_names())}.")
+@click.option(
+    "--for",
+    "duration",
+    metavar="DURATION",
+    help="End the pause by itself after this long (30m, 2h, 1d, 1h30m); default: until resumed.",
+)
+@debug_option
+@click.pass_context
+def pause(ctx: click.Context, platform: str | None, duration: str | None) -> None:
+    """Pause capture on this device (one client, or all). Turns written while paused are never
+    captured, not even later: the daemon and backfill move past them."""
+    from agents_memory.daterange import parse_duration
+    from agents_memory.ops.pause import pause_capture
+    from agents_memory.store.entry import open_user_connection
+    from agents_memory.store.pause import pause_sentence
+
+    length = None
+    if duration is not None:
+        try:
+            length = parse_duration(duration)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--for") from exc
+    settings = settings_from(ctx)
+    with open_user_connection(settings, prepare=True) as opened:
+        made = pause_capture(
+            opened.conn,
+            settings.device_name,
+            platform=platform,
+            duration=length,
+            now=datetime.now(UTC),
+        )
+    click.echo(f"{pause_sentence([made])} on {settings.device_name}")
+
+
+@cli.command()
+@click.option("--platform", metavar="NAME", help="Only this client's pause.")
+@debug_option
+@click.pass_context
+def resume(ctx: click.Context, platform: str | None) -> None:
+    """Resume capture paused with `pause` (new turns are captured again from now on)."""
+    from agents_memory.ops.pause import resume_capture
+    from agents_memory.store.entry import open_user_connection
+    from agents_memory.store.pause import pause_sentence
+
+    settings = settings_from(ctx)
+    with open_user_connection(settings, prepare=True) as opened:
+        report = resume_capture(opened.conn, settings.device_name, platform=platform)
+    which = f" for {platform}" if platform else ""
+    click.echo(f"capture resumed{which}" if report.ended else f"capture was not paused{which}")
+    still = pause_sentence(report.still_paused)
+    if still:
+        click.echo(f"still: {still} (`memory-capture resume` without --platform ends it)")
+
+
 HOOK_PLATFORMS = tuple(adapter_names())
 
 

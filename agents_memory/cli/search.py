@@ -110,6 +110,8 @@ def _print_table(result: SearchResult) -> None:
             where += f" {hit.p_tag}"
         if hit.is_pinned:
             where += " (pinned)"
+        if hit.archived:
+            where += " (archived)"
         cells = (
             str(hit.id),
             hit.message_at.astimezone().strftime("%Y-%m-%d\n%H:%M"),

@@ -80,6 +80,8 @@ def print_status(status: CaptureStatus) -> None:
     console = _console()
     daemon = f"running (pid {status.daemon_pid})" if status.daemon_pid else "not running"
     console.print(f"device {status.device} · database {status.database} · daemon {daemon}")
+    if status.paused:
+        console.print(f"[yellow]{status.paused}[/yellow]: `memory-capture resume` ends it")
     table = Table(show_edge=False)
     for column in (
         "platform",

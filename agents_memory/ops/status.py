@@ -15,6 +15,7 @@ from agents_memory.config import Settings
 from agents_memory.store import cursors as cursor_store
 from agents_memory.store import database
 from agents_memory.store.health import rows_per_platform
+from agents_memory.store.pause import active_pauses, pause_sentence
 
 
 @dataclass(slots=True)
@@ -47,6 +48,8 @@ class CaptureStatus:
     unreadable: list[dict[str, str]] = field(default_factory=list)
     """Transcripts and directories this user cannot read: ``path``, ``reason``, ``platform``
     (each also a problem)."""
+    paused: str | None = None
+    """``memory capture is paused (…)`` while a pause holds on this device."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,6 +86,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
 
             status.coldpath = coldpath_status(conn, settings).as_dict()
             rows = rows_per_platform(conn, settings.device_name)
+            status.paused = pause_sentence(active_pauses(conn, settings.device_name))
     except Exception as exc:  # status must explain, not crash
         status.problems.append(f"database: {exc}")
         return status

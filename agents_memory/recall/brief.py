@@ -24,6 +24,7 @@ from agents_memory.gitinfo import git_info
 from agents_memory.store import briefdata
 from agents_memory.store.briefdata import BriefTurn
 from agents_memory.store.knowledge import get_profiles
+from agents_memory.store.pause import active_pauses, pause_sentence
 
 CHARS_PER_TOKEN = 1.7
 FULL_PREVIEW = 300
@@ -127,6 +128,9 @@ def _header(g: _Gathering, user_name: str) -> Section:
         f"# Memory Briefing (user: {user_name})",
         f"Current: {current}" + (f" · project {project}" if project else ""),
     ]
+    paused = pause_sentence(active_pauses(g.conn, g.request.device), g.request.platform)
+    if paused:
+        lines.append(f"Note: {paused}; turns written meanwhile are not remembered.")
     return Section(None, lines, required=True)
 
 

@@ -32,6 +32,7 @@ class SearchHitOut(BaseModel):
     p_tag_name: str | None = None
     d_tag: list[str] = []
     is_pinned: bool = False
+    archived: bool = False
     message_at: str
     device_name: str | None = None
     cwd: str | None = None

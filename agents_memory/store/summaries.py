@@ -4,8 +4,8 @@ A summary covers one group - a canonical project tag, a git root for rows no tag
 ``NO_PROJECT`` (stored as the group's ``d_tag``; no git root looks like it) for rows outside
 any repository - over one period (``date_bin`` of ``period_days`` from a Monday). It is keyed
 by the group and the period start (unique index, 0004), so writing it again replaces it. A
-period needs a summary when it has none yet or when rows arrived that the stored one does not
-cover.
+period needs a summary when it has none yet, when rows arrived that the stored one does not
+cover, or when it is ``stale`` (some of its sources were forgotten).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def periods_to_summarise(
             "  AND coalesce(s.p_tag_id, 0) = coalesce(g.tag_id, 0)"
             "  AND coalesce(s.d_tag, '') = coalesce(g.git_root, '')"
             "  AND s.period_start = g.period_start"
-            " WHERE s.id IS NULL OR NOT (g.ids <@ s.source_ids)"
+            " WHERE s.id IS NULL OR s.stale OR NOT (g.ids <@ s.source_ids)"
             " ORDER BY g.period_start DESC, g.tag_id NULLS LAST, g.git_root"
             " LIMIT %(limit)s",
             {
@@ -117,7 +117,7 @@ def save_summary(
         "  summary, source_ids, model) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (user_id, coalesce(p_tag_id, 0), coalesce(d_tag, ''), period_start)"
         " DO UPDATE SET period_end = EXCLUDED.period_end, summary = EXCLUDED.summary,"
-        "  source_ids = EXCLUDED.source_ids, model = EXCLUDED.model"
+        "  source_ids = EXCLUDED.source_ids, model = EXCLUDED.model, stale = false"
         " RETURNING id",
         (
             user_id,

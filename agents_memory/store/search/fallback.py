@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from agents_memory.store.search.rows import HIT_COLUMNS, TAG_JOIN, hit
+from agents_memory.store.search.rows import HIT_COLUMNS, HIT_WIDTH, TAG_JOIN, hit
 from agents_memory.store.search.scope import TagFilter, filter_sql
 from agents_memory.store.search.terms import QueryTerms
 from agents_memory.store.search.types import MatchWhy, SearchFilters, SearchHit, SearchTuning
@@ -63,4 +63,6 @@ def ilike(
         tag_join=TAG_JOIN,
     )
     rows = conn.execute(statement, {"patterns": list(terms.like_patterns)}).fetchall()
-    return tuple(hit(row, MatchWhy(arms=("ilike",), words_matched=int(row[12]))) for row in rows)
+    return tuple(
+        hit(row, MatchWhy(arms=("ilike",), words_matched=int(row[HIT_WIDTH]))) for row in rows
+    )

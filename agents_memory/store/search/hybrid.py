@@ -12,7 +12,7 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
-from agents_memory.store.search.rows import HIT_COLUMNS, TAG_JOIN, hybrid_hit
+from agents_memory.store.search.rows import HIT_COLUMNS, HIT_WIDTH, TAG_JOIN, hybrid_hit
 from agents_memory.store.search.scope import TagFilter, filter_sql
 from agents_memory.store.search.statement import hybrid_statement
 from agents_memory.store.search.terms import query_dates, query_terms
@@ -138,7 +138,8 @@ def run_hybrid(
     hits = tuple(hybrid_hit(row) for row in rows)
     if not rows:
         return Hybrid("fulltext" if vector is None else "hybrid", (), 0, None)
-    fts_hits, vec_hits, top_similarity = int(rows[0][22]), int(rows[0][23]), rows[0][24]
+    fts_hits, vec_hits, top_similarity = rows[0][HIT_WIDTH + 10 : HIT_WIDTH + 13]
+    fts_hits, vec_hits = int(fts_hits), int(vec_hits)
     used: Used = "hybrid"
     if vec_hits == 0:
         used = "fulltext"

@@ -11,9 +11,11 @@ from agents_memory.store.search.types import Arm, MatchWhy, SearchHit
 
 HIT_COLUMNS = sql.SQL(
     "m.id, m.role, m.message, m.agent_platform, m.agent_model, m.session_id, t.name,"
-    " m.d_tag, m.is_pinned, m.message_at, m.device_name, m.cwd"
+    " m.d_tag, m.is_pinned, m.message_at, m.device_name, m.cwd, NOT m.is_active"
 )
 """On alias ``m`` (the memory row) and ``t`` (its canonical project tag, :data:`TAG_JOIN`)."""
+HIT_WIDTH = 13
+"""How many columns :data:`HIT_COLUMNS` holds (a search's own columns follow them)."""
 TAG_JOIN = sql.SQL("LEFT JOIN project_tags t ON t.id = canonical_project_tag_id(m.p_tag_id)")
 
 
@@ -32,14 +34,15 @@ def hit(row: Sequence[Any], why: MatchWhy) -> SearchHit:
         message_at=row[9],
         device_name=row[10],
         cwd=row[11],
+        archived=bool(row[12]),
         why=why,
     )
 
 
 def hybrid_hit(row: Sequence[Any]) -> SearchHit:
     """A hit from a row of the hybrid statement (its score columns follow the hit's)."""
-    fts_rank, fts_score, vec_rank, similarity, fused, context, dated = row[12:19]
-    recency, pinned, score = row[19:22]
+    fts_rank, fts_score, vec_rank, similarity, fused, context, dated = row[HIT_WIDTH:][:7]
+    recency, pinned, score = row[HIT_WIDTH + 7 :][:3]
     arms: list[Arm] = []
     if fts_rank is not None:
         arms.append("fulltext")

@@ -281,8 +281,8 @@ def _top_hits() -> sql.Composed:
 def result_rows(
     *, lexical: bool, columns: sql.Composable, tag_join: sql.Composable
 ) -> sql.Composed:
-    """The final SELECT: ``columns`` of each top hit, then (from index 12 on) its full-text
-    rank and BM25, vector rank and cosine, fused score, context boost, date bonus, recency
+    """The final SELECT: ``columns`` of each top hit, then (from index ``HIT_WIDTH`` on) its
+    full-text rank and BM25, vector rank and cosine, fused score, context boost, date bonus, recency
     and pinned factors, score, and the arms' hit counts and best cosine."""
     w_lex = _lexical_weight(lexical)
     return sql.SQL(

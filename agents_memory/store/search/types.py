@@ -157,6 +157,9 @@ class SearchHit:
     device_name: str | None
     cwd: str | None
     why: MatchWhy
+    archived: bool = False
+    """Archived (``manage_knowledge remove``, or by age): found only with ``include_archived``;
+    ``mcp-agents-memory restore --id`` brings it back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +200,7 @@ class SearchResult:
                     "p_tag_name": h.p_tag,
                     "d_tag": list(h.d_tag),
                     "is_pinned": h.is_pinned,
+                    "archived": h.archived,
                     "message_at": h.message_at.isoformat(),
                     "device_name": h.device_name,
                     "cwd": h.cwd,

@@ -1,0 +1,196 @@
+"""Forgetting, as the owner asks for it: the one service behind ``mcp-agents-memory forget``
+(and the coming web console).
+
+Two steps, so a person always sees what goes before it goes: :func:`plan_forget` finds the
+rows (by id, session, project, platform, device, period, or the hybrid search's hits for a
+text whose relevance reaches ``min_score``) and returns their count and a sample, writing
+nothing; :func:`apply_forget` deletes exactly the planned rows for good, in one transaction,
+through :func:`agents_memory.store.forget.forget_memories` (tombstones, derived text, rows).
+A summary that lost only some of its sources gets its text rebuilt at once from what is left
+(extractively, no model), and is marked stale so the Clusterer writes it again.
+
+The relevance of a ``--match`` hit is the search's fused score (the full-text and vector arms
+combined, 0 to 1, before the recency, pin and session boosts: an old turn is as relevant as a
+new one); in the ILIKE fallback, the share of the query's words the turn holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+import psycopg
+
+from agents_memory.coldpath.text import Turn, extractive_summary
+from agents_memory.config import Settings
+from agents_memory.errors import OwnerRequestError
+from agents_memory.recall.search import backend_query_vector, search_request, search_user
+from agents_memory.store import forget as forget_store
+from agents_memory.store.forget import ForgetCounts, SampleRow, Selection
+from agents_memory.store.search import MAX_LIMIT, SearchHit
+from agents_memory.store.summaries import summary_turns
+
+DEFAULT_MIN_SCORE: Final = 0.5
+"""The least relevance a ``--match`` hit needs to be forgotten (the best hit is near 1)."""
+SAMPLE_SIZE: Final = 5
+_SUMMARY_TURN_CHARS: Final = 1500
+
+
+@dataclass(frozen=True, slots=True)
+class MatchHit:
+    """A search hit for ``--match``: its relevance and whether it reaches the threshold."""
+
+    id: int
+    score: float
+    chosen: bool
+    message_at: datetime
+    agent_platform: str
+    role: str
+    preview: str
+
+
+@dataclass(slots=True)
+class ForgetPlan:
+    """What a forget would delete (nothing is written to make it)."""
+
+    ids: list[int]
+    sample: list[SampleRow]
+    hits: list[MatchHit] = field(default_factory=list)
+    """With ``match``: every hit, chosen or not, best first."""
+    min_score: float | None = None
+    note: str | None = None
+    """Why the search ran full-text only, when it did."""
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(slots=True)
+class ForgetReport:
+    rows: int
+    history: int
+    tombstones: int
+    summaries_dropped: int
+    summaries_rebuilt: int
+    profile_rebuild: bool
+    """The librarian builds the profiles again on its next pass (user turns were forgotten)."""
+
+    @classmethod
+    def of(cls, counts: ForgetCounts) -> ForgetReport:
+        derived = counts.derived
+        return cls(
+            rows=counts.rows,
+            history=counts.history,
+            tombstones=counts.tombstones,
+            summaries_dropped=derived.summaries_dropped,
+            summaries_rebuilt=len(derived.stale_summaries),
+            profile_rebuild=derived.profile_reset,
+        )
+
+
+def plan_forget(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    settings: Settings,
+    selection: Selection,
+    *,
+    match: str | None = None,
+    min_score: float = DEFAULT_MIN_SCORE,
+    now: datetime,
+) -> ForgetPlan:
+    """The rows ``selection`` (and, with ``match``, the search hits reaching ``min_score``)
+    name, with a sample. Raises :class:`OwnerRequestError` when nothing narrows it down."""
+    match = match.strip() if match else None
+    if selection.empty and not match:
+        raise OwnerRequestError(
+            "say what to forget: --id, --session, --project, --platform, --device, "
+            "--since/--until or --match"
+        )
+    if match is None:
+        ids = forget_store.selected_ids(conn, user_id, selection)
+        return ForgetPlan(ids, forget_store.sample_rows(conn, ids, SAMPLE_SIZE))
+    hits, note = _match_hits(conn, user_id, settings, selection, match, min_score, now)
+    chosen = [hit.id for hit in hits if hit.chosen]
+    if not selection.empty:
+        allowed = set(forget_store.selected_ids(conn, user_id, selection))
+        chosen = [i for i in chosen if i in allowed]
+    sample = forget_store.sample_rows(conn, chosen, SAMPLE_SIZE)
+    return ForgetPlan(sorted(chosen), sample, hits, min_score, note)
+
+
+def _match_hits(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    settings: Settings,
+    selection: Selection,
+    match: str,
+    min_score: float,
+    now: datetime,
+) -> tuple[list[MatchHit], str | None]:
+    request = search_request(
+        query=match,
+        p_tag=None,
+        date_range=None,
+        role=None,
+        agent_platform=selection.platform,
+        device_scope="global",
+        limit=MAX_LIMIT,
+        include_archived=True,
+        device_name=settings.device_name,
+        now=now,
+    )
+    vector = backend_query_vector(settings, request.text)
+    result = search_user(conn, user_id, request, vector.vector, settings)
+    words = max(1, len(match.split()))
+    hits = []
+    for hit in result.hits:
+        score = _relevance(hit, words)
+        hits.append(
+            MatchHit(
+                id=hit.id,
+                score=score,
+                chosen=score >= min_score,
+                message_at=hit.message_at,
+                agent_platform=hit.agent_platform,
+                role=hit.role,
+                preview=" ".join(hit.message.split())[: forget_store.SAMPLE_CHARS],
+            )
+        )
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return hits, vector.note or result.note
+
+
+def _relevance(hit: SearchHit, words: int) -> float:
+    if hit.why.fused_score is not None:
+        return round(min(1.0, hit.why.fused_score), 4)
+    if hit.why.words_matched is not None:
+        return round(hit.why.words_matched / words, 4)
+    return 0.0
+
+
+def apply_forget(
+    conn: psycopg.Connection[Any], user_id: int, settings: Settings, plan: ForgetPlan
+) -> ForgetReport:
+    """Delete the planned rows for good and deal with what was built from them, in one
+    transaction (committed here)."""
+    with conn.transaction():
+        counts = forget_store.forget_memories(conn, user_id, plan.ids)
+        for stale in counts.derived.stale_summaries:
+            _rebuild_summary(conn, stale, settings.clusterer_summary_max_chars)
+    conn.commit()
+    return ForgetReport.of(counts)
+
+
+def _rebuild_summary(
+    conn: psycopg.Connection[Any], stale: forget_store.StaleSummary, max_chars: int
+) -> None:
+    """The summary's text again, from the sources it has left (the forgotten rows are gone
+    by now, in the same transaction); dropped when none of them exists any more."""
+    turns = summary_turns(conn, stale.source_ids, max_chars=_SUMMARY_TURN_CHARS)
+    if not turns:
+        forget_store.drop_summary(conn, stale.id)
+        return
+    text = extractive_summary([Turn(t.id, t.role, t.message) for t in turns], max_chars)
+    forget_store.replace_summary_text(conn, stale.id, text)

@@ -2,8 +2,9 @@
 
 ``doctor --secrets`` asks the redactor (:mod:`agents_memory.admission.redact`, the formats it
 knows) and an independent second opinion (:mod:`agents_memory.admission.entropy`, random-looking
-tokens) about each stored text; ``--fix`` rewrites the text with :func:`scrub`, which
-replaces what either flags, so the next scan comes back clean.
+tokens) about each stored text; ``--fix`` rewrites the text with :func:`scrub` (through
+:func:`agents_memory.admission.admit.rescrubbed`, which makes it storable), which replaces
+what either flags, so the next scan comes back clean.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import Final
 
 from agents_memory.admission import entropy
 from agents_memory.admission.redact import redact
-from agents_memory.store.memories import AdmittedText
 
 REDACTOR: Final = "redactor"
 SECOND_OPINION: Final = "entropy"
@@ -26,7 +26,7 @@ def findings(text: str) -> tuple[str, ...]:
     )
 
 
-def scrub(text: str) -> AdmittedText:
+def scrub(text: str) -> str:
     """``text`` with what the redactor flags redacted, then each token the second opinion
     flags replaced by ``[redacted:<kind>]``; idempotent (a replacement can reveal more, so it
     goes again until nothing changes)."""
@@ -35,4 +35,4 @@ def scrub(text: str) -> AdmittedText:
         if new == text:
             break
         text = new
-    return AdmittedText(text)
+    return text

@@ -6,8 +6,9 @@ The CLI (``mcp-agents-memory doctor --secrets [--fix]``) and the web console cal
   tag summaries, profiles and their history) and asks the redactor and the independent second
   opinion (:mod:`agents_memory.admission.scrub`) about each; it reports ``detector:kind`` and
   ids, never a value.
-* :func:`fix_secrets` rewrites what a scan found with :func:`~agents_memory.admission.scrub.scrub`
-  through :func:`agents_memory.store.rewrite.rewrite_texts` (one transaction, vectors re-queued);
+* :func:`fix_secrets` rewrites what a scan found with
+  :func:`~agents_memory.admission.admit.rescrubbed` through
+  :func:`agents_memory.store.rewrite.rewrite_texts` (one transaction, vectors re-queued);
   ``dry_run`` counts first. A second fix changes nothing.
 """
 
@@ -17,7 +18,8 @@ from typing import Any
 
 import psycopg
 
-from agents_memory.admission.scrub import REDACTOR, SECOND_OPINION, findings, scrub
+from agents_memory.admission.admit import rescrubbed
+from agents_memory.admission.scrub import REDACTOR, SECOND_OPINION, findings
 from agents_memory.config import Settings
 from agents_memory.store.entry import open_user_connection
 from agents_memory.store.health import SecretScan
@@ -75,7 +77,7 @@ def fix_secrets(conn: psycopg.Connection[Any], scan: SecretScan, *, dry_run: boo
     """Re-redact everything ``scan`` found, wherever its text lives (``dry_run``: count)."""
     return rewrite_texts(
         conn,
-        scrub,
+        rescrubbed,
         memory_ids=scan.memory_ids,
         summary_ids=sorted({i for ids in scan.summary_ids.values() for i in ids}),
         user_ids=sorted({i for ids in scan.profile_user_ids.values() for i in ids}),

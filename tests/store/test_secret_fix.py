@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agents_memory.admission.scrub import scrub
+from agents_memory.admission.admit import rescrubbed
 from agents_memory.config import Settings
 from agents_memory.store.memories import ensure_user
 from agents_memory.store.rewrite import rewrite_texts
@@ -201,7 +201,7 @@ def test_fix_rewrites_every_place_requeues_vectors_and_leaves_clean_rows_alone(
     assert again.returncode == 0
     assert json.loads(again.stdout)["secret_scan"]["memory_ids"] == []
     second = rewrite_texts(
-        conn, scrub, memory_ids=[planted.known, planted.unknown], user_ids=[planted.user_id]
+        conn, rescrubbed, memory_ids=[planted.known, planted.unknown], user_ids=[planted.user_id]
     )
     conn.commit()
     assert second.total == 0 and second.embeddings_cleared == 0

@@ -50,6 +50,10 @@ candidate              echo   private   excluded          size  redaction     wh
   row PostgreSQL cannot index is skipped and logged by the pipeline); deliberate saves stop at
   :data:`MAX_SAVED_CHARS`, counted before anything is removed.
 
+Text already stored is admitted again by :func:`rescrubbed` when ``doctor --secrets --fix``
+rewrites it: both opinions on secrets applied (:mod:`agents_memory.admission.scrub`), whatever
+``REDACT_ENABLED`` says (the user asked for exactly that).
+
 Adding a kind of candidate (an imported bundle, say) is one method that builds a
 :class:`Candidate` with its rules and hands it to :meth:`Admission.admit`.
 
@@ -69,6 +73,7 @@ from typing import Final, Literal
 from agents_memory.adapters.base import Turn
 from agents_memory.admission.filters import ExcludeMatcher, is_brief_echo, strip_private
 from agents_memory.admission.redact import redact
+from agents_memory.admission.scrub import scrub
 from agents_memory.config import Settings
 from agents_memory.gitinfo import NO_GIT, GitInfo, git_info
 from agents_memory.store.memories import AdmittedText
@@ -194,6 +199,12 @@ def create_admission(settings: Settings, *, home: Path) -> Admission:
         ExcludeMatcher.compile(settings.capture_exclude, home=str(home)),
         redacting=settings.redact_enabled,
     )
+
+
+def rescrubbed(text: str) -> AdmittedText:
+    """Stored ``text`` with what the redactor or the second opinion flags replaced by
+    ``[redacted:<kind>]``; idempotent (``doctor --secrets --fix``)."""
+    return AdmittedText(scrub(text))
 
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")

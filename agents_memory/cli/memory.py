@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +19,9 @@ from agents_memory.cli.common import (
     settings_from,
 )
 from agents_memory.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from agents_memory.store.health import DatabaseHealth, SecretScan
 
 
 @click.group(
@@ -109,25 +114,70 @@ def _ensure_vectors(settings: Settings) -> None:
 @click.option(
     "--secrets",
     is_flag=True,
-    help="Also scan every stored memory for secrets (reports kinds and ids, never values).",
+    help="Also scan every stored memory, summary and profile for secrets with the redactor and "
+    "an independent entropy detector (reports kinds and ids, never values).",
 )
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="With --secrets: re-redact what was found, everywhere its text lives (message, raw "
+    "text, history, summaries, profiles); prints the dry-run count and asks first.",
+)
+@click.option("--yes", is_flag=True, help="With --fix: do not ask for confirmation.")
 @debug_option
 @click.pass_context
-def doctor(ctx: click.Context, as_json: bool, secrets: bool) -> None:
+def doctor(ctx: click.Context, as_json: bool, secrets: bool, fix: bool, yes: bool) -> None:
     """Check the database: where it is, server and pgvector versions, schema, rows, disk.
 
-    Exits 1 with a one-line hint per problem when something is wrong.
+    Exits 1 with a one-line hint per problem when something is wrong. With --secrets --fix,
+    found secrets are re-redacted in place (with --json, only when --yes is given too;
+    otherwise the JSON carries the dry-run count).
     """
     from agents_memory.ops.doctor import run_doctor
 
+    if fix and not secrets:
+        raise click.UsageError("--fix goes with --secrets")
     settings: Settings = settings_from(ctx)
     report = run_doctor(settings, scan_secrets=secrets)
-    if as_json:
+    if fix and report.secret_scan is not None and report.secret_scan.found:
+        report = _fix_secrets(settings, report, as_json=as_json, yes=yes)
+    elif as_json:
         click.echo(json.dumps(report.as_dict(), indent=2, default=str))
     else:
         _print_health(report)
     if not report.healthy:
         ctx.exit(1)
+
+
+def _fix_secrets(
+    settings: Settings, report: DatabaseHealth, *, as_json: bool, yes: bool
+) -> DatabaseHealth:
+    """Show ``report`` and the dry-run count; on confirmation re-redact and scan again (the
+    report returned is the new one)."""
+    from agents_memory.ops.doctor import run_doctor
+    from agents_memory.ops.secrets import describe, fix_stored_secrets
+
+    assert report.secret_scan is not None
+    plan = fix_stored_secrets(settings, dry_run=True, scan=report.secret_scan)
+    if as_json and not yes:
+        data = report.as_dict() | {"fix": {"dry_run": True, **asdict(plan)}}
+        click.echo(json.dumps(data, indent=2, default=str))
+        return report
+    if not as_json:
+        _print_health(report)
+        click.echo(describe(plan, dry_run=True))
+        if not yes:
+            click.confirm("re-redact them now?", abort=True)
+    done = fix_stored_secrets(settings, dry_run=False, scan=report.secret_scan)
+    after = run_doctor(settings, scan_secrets=True)
+    if as_json:
+        data = after.as_dict() | {"fix": {"dry_run": False, **asdict(done)}}
+        click.echo(json.dumps(data, indent=2, default=str))
+    else:
+        click.echo(describe(done, dry_run=False))
+        click.echo("after the fix:")
+        _print_health(after)
+    return after
 
 
 def _coldpath_lines(cold: dict[str, object] | None) -> list[tuple[str, str]]:
@@ -204,21 +254,44 @@ def _print_health(report: object) -> None:
     for key, value in lines:
         click.echo(f"{key:<{width}}  {value}")
     if report.secret_scan is not None:
-        scan = report.secret_scan
-        found = (
-            ", ".join(
-                f"{k} in {v} rows (ids {', '.join(map(str, scan.example_ids[k][:5]))})"
-                for k, v in sorted(scan.kinds.items())
-            )
-            or "none"
-        )
-        lines_out = f"{scan.rows_scanned} rows scanned; secrets found: {found}"
-        click.echo(f"{'secrets':<{width}}  {lines_out}")
+        for line in _secret_lines(report.secret_scan):
+            click.echo(f"{'secrets':<{width}}  {line}")
     for note in report.notes:
         click.echo(f"note: {note}")
     for problem in report.problems:
         click.echo(f"problem: {problem}", err=True)
     click.echo("healthy" if report.healthy else "NOT healthy")
+
+
+def _secret_lines(scan: SecretScan) -> list[str]:
+    """Kinds and ids, never values: memory rows, agreement of the detectors, summaries,
+    profiles."""
+
+    def ids(values: list[int]) -> str:
+        return ", ".join(map(str, values[:5])) + (" …" if len(values) > 5 else "")
+
+    found = (
+        ", ".join(
+            f"{k} in {v} rows (ids {ids(scan.example_ids[k])})"
+            for k, v in sorted(scan.kinds.items())
+        )
+        or "none"
+    )
+    lines = [f"{scan.rows_scanned} rows scanned; secrets found: {found}"]
+    if scan.memory_ids:
+        a = scan.agreement
+        lines.append(
+            f"rows flagged by both detectors {a.get('both', 0)}, by the redactor only "
+            f"{a.get('redactor_only', 0)}, by the second opinion only "
+            f"{a.get('second_opinion_only', 0)}"
+        )
+    for what, scanned, by_kind, unit in (
+        ("summaries", scan.summaries_scanned, scan.summary_ids, "summary ids"),
+        ("profiles", scan.profiles_scanned, scan.profile_user_ids, "user ids"),
+    ):
+        listed = ", ".join(f"{k} ({unit} {ids(v)})" for k, v in sorted(by_kind.items()))
+        lines.append(f"{scanned} {what} scanned; secrets found: {listed or 'none'}")
+    return lines
 
 
 def _register_commands() -> None:

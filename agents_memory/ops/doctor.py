@@ -8,7 +8,7 @@ from agents_memory.config import Settings
 from agents_memory.embeddings import embedding_spec
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.store import database
-from agents_memory.store.health import DatabaseHealth, inspect, scan_messages
+from agents_memory.store.health import DatabaseHealth, inspect
 
 
 def run_doctor(settings: Settings, *, scan_secrets: bool = False) -> DatabaseHealth:
@@ -28,13 +28,14 @@ def run_doctor(settings: Settings, *, scan_secrets: bool = False) -> DatabaseHea
             if health.schema_version >= health.schema_latest:
                 _coldpath(conn, settings, health)
             if scan_secrets:
-                from agents_memory.admission.redact import scan
+                from agents_memory.ops.secrets import scan_secrets as scan
 
-                health.secret_scan = scan_messages(conn, scan)
-                if health.secret_scan.kinds:
+                health.secret_scan = scan(conn)
+                if health.secret_scan.found:
                     health.problems.append(
-                        "secrets found in stored memories (see ids above); remove them with "
-                        "manage_knowledge remove or turn on REDACT_ENABLED"
+                        "secrets found in stored memories (see ids above): re-redact them "
+                        "everywhere with `mcp-agents-memory doctor --secrets --fix`, and keep "
+                        "REDACT_ENABLED on"
                     )
     except AgentsMemoryError as exc:
         hint = (

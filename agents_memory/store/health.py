@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -123,38 +122,29 @@ def _cache(conn: psycopg.Connection[Any], health: DatabaseHealth) -> None:
         )
 
 
-def scan_messages(
-    conn: psycopg.Connection[Any],
-    scan: Callable[[str], Sequence[str]],
-    *,
-    batch: int = 2000,
-    max_ids: int = 20,
-) -> SecretScan:
-    """Run ``scan`` over every stored message and raw message (server-side cursor, so the
-    pool is streamed); report kinds with counts and up to ``max_ids`` row ids, never text."""
-    found: dict[str, list[int]] = {}
-    counts: dict[str, int] = {}
-    rows = 0
-    with conn.transaction(), conn.cursor(name="secret_scan") as cur:
-        cur.itersize = batch
-        cur.execute("SELECT id, message, raw_message FROM memory ORDER BY id")
-        for memory_id, message, raw in cur:
-            rows += 1
-            kinds = set(scan(message)) | (set(scan(raw)) if raw else set())
-            for kind in kinds:
-                counts[kind] = counts.get(kind, 0) + 1
-                ids = found.setdefault(kind, [])
-                if len(ids) < max_ids:
-                    ids.append(int(memory_id))
-    return SecretScan(rows_scanned=rows, kinds=counts, example_ids=found)
-
-
 @dataclass(slots=True)
 class SecretScan:
+    """What ``doctor --secrets`` found: kinds (``detector:kind``) and ids, never text."""
+
     rows_scanned: int
     kinds: dict[str, int]
-    """Kind -> number of rows where it was found."""
+    """Kind -> number of memory rows (message, raw text or history) where it was found."""
     example_ids: dict[str, list[int]]
+    """Kind -> up to 20 of those row ids."""
+    memory_ids: list[int] = field(default_factory=list)
+    """Every memory row with a finding (what ``--fix`` rewrites)."""
+    agreement: dict[str, int] = field(default_factory=dict)
+    """Rows flagged by ``both`` detectors, the ``redactor_only``, the ``second_opinion_only``."""
+    summaries_scanned: int = 0
+    summary_ids: dict[str, list[int]] = field(default_factory=dict)
+    """Kind -> tag summary ids where it was found."""
+    profiles_scanned: int = 0
+    profile_user_ids: dict[str, list[int]] = field(default_factory=dict)
+    """Kind -> user ids whose profile or profile history holds it."""
+
+    @property
+    def found(self) -> bool:
+        return bool(self.memory_ids or self.summary_ids or self.profile_user_ids)
 
 
 def rows_per_platform(conn: psycopg.Connection[Any], device_name: str) -> dict[str, int]:

@@ -16,6 +16,8 @@
     ├── ColdPathBusy             another Cold Path worker holds the singleton lock
     ├── TagEditError             a tag edit that cannot be done (unknown name, alias cycle…)
     ├── SearchArgumentError      an argument a search cannot take (also a ``ValueError``)
+    ├── BundleError              an export bundle that cannot be imported (bad checksum, newer
+    │                            schema, not a bundle) or an export that cannot be written
     ├── ConfigFileError          a client's config file cannot be read or has an unexpected
     │                            shape; it is left untouched
     └── AdapterError             an unknown platform name, or an adapter cannot do what was asked
@@ -77,6 +79,10 @@ class SearchArgumentError(AgentsMemoryError, ValueError):
         super().__init__(message)
         self.argument = argument
         self.value = value
+
+
+class BundleError(AgentsMemoryError):
+    pass
 
 
 class ConfigFileError(AgentsMemoryError):

@@ -223,10 +223,11 @@ def _print_health(report: object) -> None:
 
 def _register_commands() -> None:
     from agents_memory.cli.coldpath import coldpath, reembed
+    from agents_memory.cli.data import export_cmd, import_cmd
     from agents_memory.cli.search import search
     from agents_memory.cli.tags import tags
 
-    for command in (search, tags, coldpath, reembed):
+    for command in (search, tags, coldpath, reembed, export_cmd, import_cmd):
         cli.add_command(command)
 
 

@@ -60,9 +60,13 @@ def _plain(value: Any) -> Any:
 
 def dump_line(row: dict[str, Any]) -> bytes:
     """One row as a JSON line: keys sorted, times in UTC ISO 8601, UTF-8."""
-    text = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain)
+    text = json.dumps(
+        row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain
+    )
     return text.encode("utf-8") + b"\n"
 
 
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:
-    return json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
+    return (
+        json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
+    )

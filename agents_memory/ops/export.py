@@ -79,16 +79,18 @@ def export(
         bundle.begin_snapshot(conn)
         flt = _filter(conn, request, now)
         if request.format == "markdown":
-            report = write_markdown(conn, request.path, flt, progress=progress)
+            tree = write_markdown(conn, request.path, flt, progress=progress)
+            out = ExportReport(request.path, "markdown", tree.counts, tree.files, tree.size)
         else:
-            report = _write_bundle(conn, request, flt, now, progress)
+            out = _write_bundle(conn, request, flt, now, progress)
         conn.rollback()
-    out = ExportReport(request.path, request.format, report.counts, report.files, report.size)
     out.seconds = time.monotonic() - started
     return out
 
 
-def _filter(conn: psycopg.Connection[Any], request: ExportRequest, now: datetime) -> bundle.ExportFilter:
+def _filter(
+    conn: psycopg.Connection[Any], request: ExportRequest, now: datetime
+) -> bundle.ExportFilter:
     project_id = None
     if request.project is not None:
         tag = tags.tag_by_name(conn, request.project)
@@ -173,9 +175,7 @@ def _manifest(
     digests: dict[str, str],
     now: datetime,
 ) -> dict[str, Any]:
-    embedding = (
-        {"model": status.model, "dim": status.column_dim} if status.column_dim else None
-    )
+    embedding = {"model": status.model, "dim": status.column_dim} if status.column_dim else None
     return {
         "product": fmt.PRODUCT,
         "product_version": __version__,

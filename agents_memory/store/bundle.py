@@ -62,9 +62,7 @@ _MEMORY_WHERE: Final = (
     " AND (%(until)s::timestamptz IS NULL OR m.message_at < %(until)s)"
     " AND (%(platform)s::text IS NULL OR m.agent_platform = %(platform)s)"
 )
-_TAG_WHERE: Final = (
-    "(%(project)s::bigint IS NULL OR canonical_project_tag_id({col}) = %(project)s)"
-)
+_TAG_WHERE: Final = "(%(project)s::bigint IS NULL OR canonical_project_tag_id({col}) = %(project)s)"
 
 _MEMORY_SELECT: Final = (
     f"SELECT {KEY_SQL} AS external_uuid, u.user_name, m.agent_platform, m.agent_model,"

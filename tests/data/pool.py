@@ -56,7 +56,7 @@ def populate(settings: Settings, home: Path, conn: psycopg.Connection[Any]) -> N
     other = tags.create_project_tag(conn, "blog")
     tags.set_alias(conn, old, shop)
     conn.execute(
-        "UPDATE memory SET p_tag_id = CASE WHEN agent_platform = 'codex' THEN %s"
+        "UPDATE memory SET p_tag_id = CASE WHEN agent_platform = 'codex-cli' THEN %s"
         " WHEN agent_platform = 'gemini-cli' THEN %s ELSE %s END, tag_processed = true,"
         " d_tag = '{deploy}'",
         (old, other, shop),

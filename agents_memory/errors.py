@@ -18,6 +18,8 @@
     ├── SearchArgumentError      an argument a search cannot take (also a ``ValueError``)
     ├── OwnerRequestError        a forget, restore or pause request that cannot be done (it
     │                            names no rows, an unknown or not-archived id…)
+    ├── BundleError              an export bundle that cannot be imported (bad checksum, newer
+    │                            schema, not a bundle) or an export that cannot be written
     ├── ConfigFileError          a client's config file cannot be read or has an unexpected
     │                            shape; it is left untouched
     └── AdapterError             an unknown platform name, or an adapter cannot do what was asked
@@ -82,6 +84,10 @@ class SearchArgumentError(AgentsMemoryError, ValueError):
 
 
 class OwnerRequestError(AgentsMemoryError):
+    pass
+
+
+class BundleError(AgentsMemoryError):
     pass
 
 

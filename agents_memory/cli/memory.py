@@ -296,11 +296,12 @@ def _secret_lines(scan: SecretScan) -> list[str]:
 
 def _register_commands() -> None:
     from agents_memory.cli.coldpath import coldpath, reembed
+    from agents_memory.cli.data import export_cmd, import_cmd
     from agents_memory.cli.owner import forget, restore
     from agents_memory.cli.search import search
     from agents_memory.cli.tags import tags
 
-    for command in (search, tags, coldpath, reembed, forget, restore):
+    for command in (search, tags, coldpath, reembed, export_cmd, import_cmd, forget, restore):
         cli.add_command(command)
 
 

@@ -30,7 +30,7 @@ from agents_memory.capture.pipeline import FileOutcome, Ingestor
 from agents_memory.config import Settings
 from agents_memory.server.app import create_server
 from agents_memory.server.state import ServerState, open_state
-from agents_memory.store import database, knowledge, rewrite
+from agents_memory.store import bundle_import, database, knowledge, rewrite
 from agents_memory.store.memories import AdmittedText, NewMemory, ensure_user
 from tests.capture.transcripts import claude_session_path, claude_user
 
@@ -81,13 +81,21 @@ def test_the_store_writes_memory_text_only_where_it_takes_admitted_text() -> Non
         for path in PACKAGE.rglob("*.py")
         if _WRITES_MEMORY_TEXT.search(path.read_text(encoding="utf-8"))
     }
-    assert writers == {"store/memories.py", "store/knowledge.py", "store/rewrite.py"}
+    assert writers == {
+        "store/memories.py",
+        "store/knowledge.py",
+        "store/rewrite.py",
+        "store/bundle_import.py",
+    }
     row = typing.get_type_hints(NewMemory)
     assert row["message"] is AdmittedText
     assert row["raw_message"] == AdmittedText | None
     assert typing.get_type_hints(knowledge.update_memory_text)["text"] is AdmittedText
     # a rewrite (doctor --secrets --fix, forget) writes what its text function admitted
     assert typing.get_type_hints(rewrite.rewrite_texts)["rewrite"] == Callable[[str], AdmittedText]
+    imported = typing.get_type_hints(bundle_import.ImportedMemory)
+    assert imported["message"] is AdmittedText
+    assert imported["raw_message"] == AdmittedText | None
 
 
 # --- the behaviour --------------------------------------------------------------------------

@@ -1,0 +1,136 @@
+"""``mcp-agents-memory export`` and ``import``: your data out of the pool and back in.
+
+Both only parse arguments, call the owner services (:mod:`agents_memory.ops.export`,
+:mod:`agents_memory.ops.importer`) and print; a progress bar shows on a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from agents_memory.cli.common import debug_option, settings_from
+from agents_memory.daterange import ACCEPTED_FORMS
+
+
+@contextmanager
+def _progress(title: str) -> Iterator[Callable[[str, int, int | None], None] | None]:
+    """A progress bar on stderr when it is a terminal; nothing otherwise."""
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield None
+        return
+    with Progress(
+        TextColumn(f"[bold]{title}"),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None)
+
+        def update(stage: str, done: int, total: int | None) -> None:
+            bar.update(task, completed=done, total=total, description=stage)
+
+        yield update
+
+
+@click.command("export")
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--project", help="Only this project (its aliases included).")
+@click.option("--since", help=f"Only turns from this date on: {ACCEPTED_FORMS}.")
+@click.option("--until", help="Only turns up to the end of this date (same forms as --since).")
+@click.option("--platform", help="Only this client's turns (e.g. claude-code).")
+@click.option("--include-archived", is_flag=True, help="Also export archived memories.")
+@click.option("--vectors", is_flag=True, help="Also export the embeddings (a bigger bundle).")
+@click.option(
+    "--format",
+    "fmt_name",
+    type=click.Choice(["bundle", "markdown"]),
+    default="bundle",
+    show_default=True,
+    help="bundle: one zip to import elsewhere; markdown: a readable tree of files.",
+)
+@debug_option
+@click.pass_context
+def export_cmd(
+    ctx: click.Context,
+    path: Path | None,
+    project: str | None,
+    since: str | None,
+    until: str | None,
+    platform: str | None,
+    include_archived: bool,
+    vectors: bool,
+    fmt_name: str,
+) -> None:
+    """Write the memory pool (or a slice of it) to PATH.
+
+    The bundle (default PATH agents-memory-<time>.zip) holds a manifest with versions, counts
+    and checksums, and one JSONL file per table: memories, their edits, profiles, project tags,
+    suggestions and summaries. Capture cursors stay behind (they belong to this machine).
+    """
+    from agents_memory.ops.export import ExportRequest, Format, default_path, export
+
+    now = datetime.now().astimezone()
+    kind: Format = "markdown" if fmt_name == "markdown" else "bundle"
+    request = ExportRequest(
+        path=path or default_path(kind, now),
+        format=kind,
+        project=project,
+        since=since,
+        until=until,
+        platform=platform,
+        include_archived=include_archived,
+        vectors=vectors,
+    )
+    with _progress("export") as progress:
+        report = export(settings_from(ctx), request, now=now, progress=progress)
+    counts = ", ".join(f"{n} {t}" for t, n in report.counts.items() if n)
+    rate = report.counts.get("memory", 0) / report.seconds if report.seconds > 0 else 0.0
+    click.echo(
+        f"exported to {report.path} ({report.files} file(s), {report.size:,} bytes) in "
+        f"{report.seconds:.1f} s ({rate:,.0f} turns/s): {counts or 'nothing'}"
+    )
+
+
+@click.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Check and count everything; write nothing.")
+@debug_option
+@click.pass_context
+def import_cmd(ctx: click.Context, path: Path, dry_run: bool) -> None:
+    """Import an export bundle: idempotent (a second import changes nothing).
+
+    Memories are matched by their stable key: one already here with the same text is left
+    alone; one here with other text is a conflict, reported and never overwritten. Imported
+    text passes the same admission as capture (private spans, exclusions, redaction).
+    """
+    from agents_memory.ops.importer import import_bundle
+
+    with _progress("import") as progress:
+        report = import_bundle(
+            settings_from(ctx), path, home=Path.home(), dry_run=dry_run, progress=progress
+        )
+    click.echo(("dry run: would import " if dry_run else "imported ") + str(path))
+    width = max(len(t) for t in report.tables)
+    for table, merged in report.tables.items():
+        conflicts = f", {merged.conflicts} conflicts" if merged.conflicts else ""
+        click.echo(
+            f"  {table:<{width}}  {merged.new} new, {merged.present} already present{conflicts}"
+        )
+    if report.refused:
+        refused = ", ".join(f"{n} {r}" for r, n in sorted(report.refused.items()))
+        click.echo(f"  refused by admission: {refused}")
+    for key in report.conflict_keys:
+        click.echo(f"  conflict (kept this pool's text): {key}")
+    vectors = "kept from the bundle" if report.vectors_kept else "none from the bundle"
+    click.echo(f"  vectors: {vectors}; {report.reembed} memories queued for embedding")

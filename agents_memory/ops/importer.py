@@ -1,0 +1,315 @@
+"""Import: an export bundle into this pool, idempotently.
+
+An owner service: ``mcp-agents-memory import`` (and later the console) call :func:`import_bundle`
+and print its :class:`ImportReport`. The steps:
+
+1. **Check** the bundle before anything is written: a zip with our manifest, a format and a
+   schema version this code knows (a newer one is refused), every member's sha256 as the
+   manifest says. Any failure is one :class:`BundleError` line.
+2. **Import** in one transaction, tables in :data:`bundle_format.TABLES` order (names before
+   what refers to them). Memory text goes through admission (``imported``: private spans,
+   exclusions, redaction; later tombstones); a refused row is counted, not stored. Rows keep
+   their own ``source``. Ids are remapped: a bundle names memories by key, tags and users by
+   name (:mod:`agents_memory.store.bundle_import`).
+3. **Vectors** are kept only when the bundle has them and they come from the model and
+   dimension this pool is configured for; otherwise new rows have none and the Cold Path's
+   embedder makes them (``reembed`` in the report).
+4. ``dry_run``: the same work, the same report, then a rollback: nothing is written.
+
+What is "the same": a memory with the bundle's key and the same text is *present*; with other
+text it is a *conflict*, reported and left as it is here (an import never overwrites what this
+pool holds; edit or forget the row here, or keep both by design). A second import of the same
+bundle therefore reports everything present and changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from agents_memory.admission.admit import Admission, Refused, create_admission
+from agents_memory.config import Settings
+from agents_memory.embeddings import embedding_spec
+from agents_memory.errors import BundleError
+from agents_memory.gitinfo import GitInfo
+from agents_memory.ops import bundle_format as fmt
+from agents_memory.store import bundle_import as store
+from agents_memory.store import database, entry, migrate, vectors
+from agents_memory.store.memories import notify_new_memories
+
+BATCH = 5000
+CONFLICTS_SHOWN = 20
+
+
+@dataclass(slots=True)
+class ImportReport:
+    path: Path
+    dry_run: bool
+    tables: dict[str, store.Merged] = field(default_factory=dict)
+    refused: dict[str, int] = field(default_factory=dict)
+    """Memories admission refused, by reason (``excluded``, ``private-only``, …)."""
+    conflict_keys: list[str] = field(default_factory=list)
+    """The first :data:`CONFLICTS_SHOWN` conflicts (memory keys, user profile fields)."""
+    vectors_kept: bool = False
+    reembed: int = 0
+    """New memories left without a vector for the Cold Path to embed."""
+    seconds: float = 0.0
+
+    @property
+    def conflicts(self) -> int:
+        return sum(m.conflicts for m in self.tables.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    data: dict[str, Any]
+
+    @property
+    def vectors(self) -> bool:
+        return bool(self.data.get("vectors")) and fmt.member(fmt.VECTORS) in self.sha256
+
+    @property
+    def sha256(self) -> dict[str, str]:
+        return dict(self.data.get("sha256") or {})
+
+    def count(self, table: str) -> int:
+        return int((self.data.get("counts") or {}).get(table, 0))
+
+
+def check_bundle(path: Path) -> Manifest:
+    """The bundle's manifest once the bundle checks out (see step 1); nothing is written."""
+    if not zipfile.is_zipfile(path):
+        raise BundleError(f"{path} is not an export bundle (not a zip file)")
+    with zipfile.ZipFile(path) as archive:
+        try:
+            data = json.loads(archive.read(fmt.MANIFEST))
+        except (KeyError, ValueError):
+            raise BundleError(
+                f"{path} is not an export bundle (no readable manifest.json)"
+            ) from None
+        if not isinstance(data, dict) or data.get("product") != fmt.PRODUCT:
+            raise BundleError(f"{path} is not an mcp-agents-memory export bundle")
+        _check_versions(data)
+        names = set(archive.namelist())
+        for name, expected in sorted((data.get("sha256") or {}).items()):
+            if name not in names:
+                raise BundleError(f"bundle member {name} is missing; the bundle is incomplete")
+            if _sha256(archive, name) != expected:
+                raise BundleError(f"bundle member {name} fails its checksum; the bundle is damaged")
+        missing = [fmt.member(t) for t in fmt.TABLES if fmt.member(t) not in data.get("sha256", {})]
+        if missing:
+            raise BundleError(f"the manifest lists no checksum for {', '.join(missing)}")
+    return Manifest(data)
+
+
+def _check_versions(data: dict[str, Any]) -> None:
+    known = migrate.latest_version()
+    schema = int(data.get("schema_version") or 0)
+    if schema > known:
+        raise BundleError(
+            f"the bundle's schema version {schema} is newer than this mcp-agents-memory "
+            f"knows ({known}); upgrade mcp-agents-memory to import it"
+        )
+    if int(data.get("format") or 0) > fmt.FORMAT:
+        raise BundleError(
+            f"the bundle's format {data.get('format')} is newer than this mcp-agents-memory "
+            f"reads ({fmt.FORMAT}); upgrade mcp-agents-memory to import it"
+        )
+
+
+def _sha256(archive: zipfile.ZipFile, name: str) -> str:
+    digest = hashlib.sha256()
+    with archive.open(name) as source:
+        for chunk in iter(lambda: source.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def import_bundle(
+    settings: Settings,
+    path: Path,
+    *,
+    home: Path,
+    dry_run: bool = False,
+    progress: fmt.Progress | None = None,
+) -> ImportReport:
+    """Check, then import ``path`` (steps 1-4 of the module's docstring)."""
+    started = time.monotonic()
+    manifest = check_bundle(path)
+    spec = embedding_spec(settings)
+    db = entry.locate(settings, prepare=True, embedding=spec)
+    report = ImportReport(path, dry_run)
+    with database.connect(db) as conn, zipfile.ZipFile(path) as archive:
+        status = vectors.vector_status(conn)
+        bundle_model = manifest.data.get("embedding") or {}
+        report.vectors_kept = (
+            manifest.vectors
+            and status.enabled
+            and spec is not None
+            and (bundle_model.get("model"), bundle_model.get("dim")) == (spec.model, spec.dim)
+            and status.column_dim == spec.dim
+        )
+        store.prepare(conn)
+        job = _Import(conn, archive, manifest, create_admission(settings, home=home), report)
+        job.run(progress)
+        if status.enabled:
+            report.reembed = report.tables["memory"].new - job.vectors_written
+        if dry_run:
+            conn.rollback()
+        else:
+            if report.tables["memory"].new:
+                notify_new_memories(conn, report.tables["memory"].new)
+            conn.commit()
+    report.seconds = time.monotonic() - started
+    return report
+
+
+class _Import:
+    """One import's pass over the bundle's members, in one transaction."""
+
+    def __init__(
+        self,
+        conn: psycopg.Connection[Any],
+        archive: zipfile.ZipFile,
+        manifest: Manifest,
+        admission: Admission,
+        report: ImportReport,
+    ) -> None:
+        self.conn = conn
+        self.archive = archive
+        self.manifest = manifest
+        self.admission = admission
+        self.report = report
+        self.vectors_written = 0
+
+    def run(self, progress: fmt.Progress | None) -> None:
+        for table in fmt.TABLES:
+            merged = store.Merged()
+            if table == "memory":
+                self._memories(merged, progress)
+            elif table == "users":
+                for row in self._rows(table):
+                    merged.add(store.merge_user(self.conn, row))
+            elif table == "project_tags":
+                self._tags(merged)
+            else:
+                self._small(table, merged, progress)
+            self.report.tables[table] = merged
+            room = CONFLICTS_SHOWN - len(self.report.conflict_keys)
+            self.report.conflict_keys.extend(merged.conflict_keys[: max(room, 0)])
+            merged.conflict_keys = []
+
+    def _rows(self, table: str) -> Iterator[dict[str, Any]]:
+        with self.archive.open(fmt.member(table)) as raw:
+            for line in io.TextIOWrapper(raw, encoding="utf-8"):
+                if line.strip():
+                    yield json.loads(line)
+
+    def _small(self, table: str, merged: store.Merged, progress: fmt.Progress | None) -> None:
+        total = self.manifest.count(table)
+        for done, found in enumerate(self._rows(table), 1):
+            row = found
+            if table == "memory_history":
+                admitted = self._admit_text(found["old_message"], found["memory"])
+                if admitted is None:
+                    continue
+                row = {**found, "old_message": admitted}
+            if store.insert_row(self.conn, table, row):
+                merged.new += 1
+            else:
+                merged.present += 1
+            if progress is not None and done % 1000 == 0:
+                progress(table, done, total)
+
+    def _admit_text(self, text: str, key: str) -> str | None:
+        result = self.admission.imported(text, raw=None, cwd=None, git=GitInfo(None, None), key=key)
+        return None if isinstance(result, Refused) else result.text
+
+    def _tags(self, merged: store.Merged) -> None:
+        """Tags by name; an alias is inserted after the tag it points at (a cycle, or a target
+        the bundle lacks, is linked afterwards or left unaliased)."""
+        rows = list(self._rows("project_tags"))
+        known = store.existing_tags(self.conn, [r["name"] for r in rows])
+        merged.present = len(known)
+        waiting = [r for r in rows if r["name"] not in known]
+        while waiting:
+            ready = [r for r in waiting if r["alias_of"] is None or r["alias_of"] in known]
+            late = not ready
+            for row in ready or waiting:
+                store.insert_row(
+                    self.conn, "project_tags", {**row, "alias_of": None} if late else row
+                )
+                known.add(row["name"])
+                merged.new += 1
+                if late and row["alias_of"] is not None:
+                    store.link_alias(self.conn, row["name"], row["alias_of"])
+            waiting = [r for r in waiting if r["name"] not in known]
+
+    def _memories(self, merged: store.Merged, progress: fmt.Progress | None) -> None:
+        total = self.manifest.count("memory")
+        keep = self.report.vectors_kept
+        vectors = _Vectors(self._rows(fmt.VECTORS) if keep else iter(()))
+        batch: list[store.ImportedMemory] = []
+        done = 0
+        for row in self._rows("memory"):
+            done += 1
+            imported = self._admit_memory(row, vectors.take(row["external_uuid"]))
+            if imported is not None:
+                batch.append(imported)
+                self.vectors_written += imported.embedding is not None
+            if len(batch) >= BATCH:
+                merged.add(store.merge_memories(self.conn, batch, vectors=keep))
+                batch = []
+                if progress is not None:
+                    progress("memory", done, total)
+        merged.add(store.merge_memories(self.conn, batch, vectors=keep))
+        self.vectors_written = min(self.vectors_written, merged.new)
+        if progress is not None:
+            progress("memory", done, total)
+
+    def _admit_memory(
+        self, row: dict[str, Any], vector: dict[str, Any] | None
+    ) -> store.ImportedMemory | None:
+        key = row["external_uuid"]
+        git = GitInfo(row.get("git_root"), row.get("git_remote"))
+        result = self.admission.imported(
+            row["message"], raw=row.get("raw_message"), cwd=row.get("cwd"), git=git, key=key
+        )
+        if isinstance(result, Refused):
+            self.report.refused[result.reason] = self.report.refused.get(result.reason, 0) + 1
+            return None
+        values = {k: v for k, v in row.items() if k not in ("message", "raw_message")}
+        values["source"] = row.get("source") or "import"
+        return store.ImportedMemory(
+            external_uuid=key,
+            user_name=row["user_name"],
+            message=result.text,
+            raw_message=result.raw,
+            values=values,
+            embedding=vector["embedding"] if vector else None,
+            embedding_model=vector["model"] if vector else None,
+        )
+
+
+class _Vectors:
+    """``vectors.jsonl`` read alongside ``memory.jsonl``: the same order, rows without a vector
+    skipped, so each memory's vector (if any) is the next one."""
+
+    def __init__(self, rows: Iterator[dict[str, Any]]) -> None:
+        self._rows = rows
+        self._next: dict[str, Any] | None = next(rows, None)
+
+    def take(self, key: str) -> dict[str, Any] | None:
+        if self._next is None or self._next["external_uuid"] != key:
+            return None
+        found, self._next = self._next, next(self._rows, None)
+        return found

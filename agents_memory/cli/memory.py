@@ -166,7 +166,11 @@ def _print_health(report: object) -> None:
     vec = (
         f"yes ({report.pgvector_version})"
         if report.pgvector_version
-        else ("available, not installed" if report.pgvector_available else "no")
+        else (
+            "not created in this database: search runs full-text only"
+            if report.pgvector_available
+            else "not available on this server: search runs full-text only"
+        )
     )
     lines = [
         ("database", f"{report.mode}: {report.location}"),

@@ -23,7 +23,6 @@ from agents_memory.store import access
 
 DEBIAN_PG15 = Path("/usr/lib/postgresql/15/bin")
 ADMIN = "postgres"
-DATABASE = "memdb"
 ROLE = "memuser"
 PASSWORD = "memory-pw-1"
 
@@ -94,7 +93,9 @@ class Cluster:
     def start(self) -> None:
         log = self.data / "server.log"
         try:
-            self.run([str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-w", "-l", str(log), "start"])
+            self.run(
+                [str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-w", "-l", str(log), "start"]
+            )
         except subprocess.CalledProcessError as exc:
             tail = log.read_text(encoding="utf-8", errors="replace")[-2000:] if log.exists() else ""
             raise RuntimeError(f"pg_ctl start failed: {exc.stderr}\n{tail}") from exc
@@ -134,42 +135,53 @@ def reachable_binaries(bin_dir: Path, base: Path, user: pwd.struct_passwd | None
     return copy / "bin"
 
 
-def make_tls(directory: Path, owner: Cluster) -> tuple[Path, Path, Path]:
-    """A CA (``ca.crt``) and a server key and certificate it signed, for ``localhost`` and
-    ``127.0.0.1``; the key and certificate belong to the server's user (the key 0600)."""
+EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+
+def make_ca(directory: Path) -> Path:
+    """A self-signed CA in ``directory``; returns its certificate (its key is ``ca.key``)."""
     directory.mkdir(exist_ok=True)
-    ca_key, ca_crt = directory / "ca.key", directory / "ca.crt"
+    ca_crt = directory / "ca.crt"
+    _openssl(["req", "-x509", *EC_KEY, "-keyout", directory / "ca.key", "-out", ca_crt,
+              "-days", "2", "-subj", f"/CN={directory.name} test CA"])  # fmt: skip
+    return ca_crt
+
+
+def make_tls(directory: Path, owner: Cluster) -> Path:
+    """A CA, and a server key and certificate it signed for ``localhost`` and ``127.0.0.1``,
+    copied into the cluster for the server's user (the key 0600); returns the CA certificate."""
+    ca_crt = make_ca(directory)
     key, csr, crt = directory / "server.key", directory / "server.csr", directory / "server.crt"
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    _openssl(["req", "-x509", *ec, "-keyout", ca_key, "-out", ca_crt, "-days", "2",
-              "-subj", "/CN=sharedserver test CA"])  # fmt: skip
-    _openssl(["req", "-new", *ec, "-keyout", key, "-out", csr, "-subj", "/CN=localhost"])
+    _openssl(["req", "-new", *EC_KEY, "-keyout", key, "-out", csr, "-subj", "/CN=localhost"])
     ext = directory / "san.ext"
     ext.write_text("subjectAltName = DNS:localhost, IP:127.0.0.1\n", encoding="utf-8")
-    _openssl(["x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial",
-              "-out", crt, "-days", "2", "-extfile", ext])  # fmt: skip
-    server_key, server_crt = owner.data / "server.key", owner.data / "server.crt"
-    shutil.copy(key, server_key)
-    shutil.copy(crt, server_crt)
-    for path in (server_key, server_crt):
-        path.chmod(0o600)
-        owner.give(path)
-    return ca_crt, server_crt, server_key
+    _openssl(["x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", directory / "ca.key",
+              "-CAcreateserial", "-out", crt, "-days", "2", "-extfile", ext])  # fmt: skip
+    for source in (key, crt):
+        placed = owner.data / source.name
+        shutil.copy(source, placed)
+        placed.chmod(0o600)
+        owner.give(placed)
+    return ca_crt
 
 
 def _openssl(args: list[object]) -> None:
     subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True, timeout=60)
 
 
-def provision(cluster: Cluster, *, vector: bool) -> None:
-    """What an admin of a managed service does: a database, a role that owns it and nothing
-    else (no superuser, createdb or createrole), and pgvector created in it beforehand."""
+def provision(cluster: Cluster, database: str, *, vector: bool) -> None:
+    """What an admin of a managed service does: a database owned by the role (which owns
+    nothing else and may not create databases or roles), and pgvector created in it."""
+    with psycopg.connect(cluster.admin_conninfo(), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {database} TEMPLATE template0 ENCODING UTF8")
+        conn.execute(f"ALTER DATABASE {database} OWNER TO {ROLE}")
+    if vector:
+        with psycopg.connect(cluster.admin_conninfo(database), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION vector")
+
+
+def create_role(cluster: Cluster) -> None:
     with psycopg.connect(cluster.admin_conninfo(), autocommit=True) as conn:
         conn.execute(
             f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '{PASSWORD}'"
         )
-        conn.execute(f"CREATE DATABASE {DATABASE} TEMPLATE template0 ENCODING UTF8")
-        conn.execute(f"ALTER DATABASE {DATABASE} OWNER TO {ROLE}")
-    if vector:
-        with psycopg.connect(cluster.admin_conninfo(DATABASE), autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION vector")

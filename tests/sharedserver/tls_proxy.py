@@ -100,9 +100,7 @@ class TlsProxy:
             writer.write(b"S")
             await writer.drain()
             await writer.start_tls(context)
-            up_reader, up_writer = await asyncio.open_unix_connection(
-                str(self.backend)
-            )
+            up_reader, up_writer = await asyncio.open_unix_connection(str(self.backend))
         except (ConnectionError, ssl.SSLError, OSError, asyncio.IncompleteReadError):
             with contextlib.suppress(Exception):
                 writer.close()

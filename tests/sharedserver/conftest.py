@@ -21,6 +21,7 @@ import psycopg
 import pytest
 
 from agents_memory.store.embedded import bin_dir
+from tests.capture.test_pipeline import lay_out_fixture_home
 from tests.conftest import TEST_DIM, TEST_MODEL, postgres_processes, private_tmp_dir
 from tests.sharedserver.servers import (
     DEBIAN_PG15,
@@ -184,8 +185,6 @@ SESSION_START = json.dumps(
 
 def captured_home(home: Path) -> dict[str, int]:
     """A home holding the real fixture transcripts of every client (files per platform)."""
-    from tests.capture.test_pipeline import lay_out_fixture_home
-
     return lay_out_fixture_home(home)
 
 

@@ -4,15 +4,19 @@ pgvector created beforehand by an admin. Everything works, with vectors."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import psycopg
 import pytest
+from mcp import Client, StdioServerParameters
 
 from agents_memory.admission.echo import BRIEF_MARKER
 from tests.conftest import TEST_DIM, TEST_MODEL
 from tests.sharedserver.conftest import (
+    BIN,
     SharedServer,
     captured_home,
     coldpath_once,
@@ -91,3 +95,24 @@ def test_a_role_owning_only_its_database_runs_everything_with_vectors(
     assert "## Recent on claude-code" in brief
 
     assert "0 without a vector" in _doctor(env)
+
+
+def test_the_mcp_server_pins_and_finds_a_fact_through_the_owner_role(
+    pg18: SharedServer, memdb: str, tmp_path: Path, embed_server: Any
+) -> None:
+    env = product_env(tmp_path, pg18.url(memdb), **embedding_env(embed_server.base_url))
+    params = StdioServerParameters(command=str(BIN / "mcp-agents-memory"), args=[], env=env)
+    fact = "the staging database is reached with sslmode verify-full"
+
+    async def session() -> tuple[Any, Any]:
+        async with Client(params) as client:
+            pinned = await client.call_tool("manage_knowledge", {"action": "add", "content": fact})
+            found = await client.call_tool("search_memory", {"query": "staging database"})
+            return pinned, found
+
+    pinned, found = anyio.run(session)
+    assert not pinned.is_error and not found.is_error, (pinned.content, found.content)
+    result = json.loads(found.content[0].text)
+    assert [r["message"] for r in result["results"]] == [fact]
+    assert result["results"][0]["is_pinned"] is True
+    assert set(result["results"][0]["why"]["arms"]) >= {"fulltext", "vector"}

@@ -209,19 +209,21 @@ def _coldpath_lines(cold: dict[str, object] | None) -> list[tuple[str, str]]:
     ]
 
 
+def _pgvector_line(version: str | None, available: bool) -> str:
+    if version:
+        return f"yes ({version})"
+    where = "not created in this database" if available else "not available on this server"
+    return f"{where}: search runs full-text only"
+
+
 def _print_health(report: object) -> None:
     from agents_memory.store.health import DatabaseHealth
 
     assert isinstance(report, DatabaseHealth)
-    vec = (
-        f"yes ({report.pgvector_version})"
-        if report.pgvector_version
-        else ("available, not installed" if report.pgvector_available else "no")
-    )
     lines = [
         ("database", f"{report.mode}: {report.location}"),
         ("server", report.server_version or "unreachable"),
-        ("pgvector", vec),
+        ("pgvector", _pgvector_line(report.pgvector_version, report.pgvector_available)),
         (
             "embeddings",
             f"{report.embedding_model} ({report.embedding_dim} dims)"

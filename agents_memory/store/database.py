@@ -98,8 +98,12 @@ def open_database(
         migrations.migrate(conn)
         if embedding is not None:
             vectors.ensure_embedding_column(conn, embedding.model, embedding.dim)
-        elif vectors.vector_status(conn).installed_version is None:
-            vectors.try_install_extension(conn)
+        else:
+            status = vectors.vector_status(conn)
+            # A server without pgvector (e.g. Debian's PostgreSQL 15): full-text only, and
+            # no failed CREATE EXTENSION (nor its warning) on every command.
+            if status.installed_version is None and status.available:
+                vectors.try_install_extension(conn)
     return db
 
 

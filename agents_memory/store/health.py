@@ -81,7 +81,8 @@ def inspect(
     if vec.installed_version is None:
         message = (
             "pgvector is not available on this server (or this role may not create it): "
-            "search runs full-text only; install pgvector and run `mcp-agents-memory migrate`"
+            "search runs full-text only; install pgvector (on a managed server an admin runs "
+            "CREATE EXTENSION vector in this database) and run `mcp-agents-memory migrate`"
         )
         (health.problems if vectors_wanted else health.notes).append(message)
     counts = count_memories(conn)

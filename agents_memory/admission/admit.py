@@ -28,6 +28,7 @@ candidate              echo   private   excluded          size  redaction     wh
 ``saved_message``      yes    yes       the server's cwd  cap   if enabled    trimmed
 ``pinned_fact``        yes    yes       the server's cwd  cap   if enabled    trimmed
 ``edited_text``        yes    yes       not applied       cap   if enabled    trimmed
+``imported``           yes    yes       the turn's cwd    none  if enabled    kept
 =====================  =====  ========  ================  ====  ============  ==========
 
 * Deliberate saves (``save_message``, ``manage_knowledge``) get the same private-span removal
@@ -41,6 +42,10 @@ candidate              echo   private   excluded          size  redaction     wh
   update of a stored memory and a sub-profile note (``edited_text``) have no project of their
   own: the row is already in the pool (refusing an edit would only keep the old text) and the
   profile is the user's, not a project's.
+* An imported turn (``mcp-agents-memory import`` of an export bundle) is admitted like a
+  captured one, with the bundle's git root and remote standing in for a lookup (its directory
+  may not exist on this machine): a bundle cannot carry in what capture would have kept out,
+  and a tombstone will refuse a forgotten turn by its key.
 * Size: a captured turn is never refused for its length (a long tool output is a real turn; a
   row PostgreSQL cannot index is skipped and logged by the pipeline); deliberate saves stop at
   :data:`MAX_SAVED_CHARS`, counted before anything is removed.
@@ -105,6 +110,9 @@ class Candidate:
     max_chars: int | None = None
     trim: bool = False
     """Strip surrounding whitespace (deliberate saves) or keep the text as written (capture)."""
+    git: GitInfo | None = None
+    """The project's git hints when the candidate brings them (an import); otherwise they are
+    looked up from ``cwd``."""
 
 
 class Admission:
@@ -132,6 +140,12 @@ class Admission:
         """New text for a stored memory, or a sub-profile note (``manage_knowledge``)."""
         return self.admit(Candidate(text, max_chars=MAX_SAVED_CHARS, trim=True))
 
+    def imported(
+        self, text: str, *, raw: str | None, cwd: str | None, git: GitInfo, key: str
+    ) -> Admitted | Refused:
+        """A memory from an export bundle (its key is the bundle's ``external_uuid``)."""
+        return self.admit(Candidate(text, raw, cwd=cwd, key=key, git=git))
+
     # --- the steps -----------------------------------------------------------------------
     def admit(self, candidate: Candidate) -> Admitted | Refused:
         """Run ``candidate`` through the steps in the module's docstring, in order."""
@@ -153,7 +167,7 @@ class Admission:
             text = text.strip()
         if not text.strip():
             return Refused("private-only", "nothing left after removing private spans")
-        git = git_info(candidate.cwd) if candidate.cwd else NO_GIT
+        git = candidate.git or (git_info(candidate.cwd) if candidate.cwd else NO_GIT)
         if self._exclude and self._exclude.excludes(candidate.cwd, git.root):
             return Refused("excluded", "this project is excluded from memory (CAPTURE_EXCLUDE)")
         if self._redacting:

@@ -224,9 +224,10 @@ def _print_health(report: object) -> None:
 def _register_commands() -> None:
     from agents_memory.cli.coldpath import coldpath, reembed
     from agents_memory.cli.search import search
+    from agents_memory.cli.seeds import import_seed
     from agents_memory.cli.tags import tags
 
-    for command in (search, tags, coldpath, reembed):
+    for command in (search, tags, coldpath, reembed, import_seed):
         cli.add_command(command)
 
 

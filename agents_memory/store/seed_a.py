@@ -217,9 +217,10 @@ class SeedASource:
         source = cls(conn)
         missing = [t for t in ("memory", "users") if not source.has_table(t)]
         if missing:
+            name = conn.info.dbname
             conn.close()
             raise DatabaseError(
-                f"not a seed A database (no {' or '.join(missing)} table in {conn.info.dbname})"
+                f"not a seed A database (no {' or '.join(missing)} table in {name})"
             )
         return source
 

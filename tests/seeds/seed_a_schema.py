@@ -148,60 +148,83 @@ def populate(conn: psycopg.Connection[Any], dim: int) -> dict[str, int]:
         (CORE, SUB),
     )
     tag = "INSERT INTO project_tags (name, description, kind, paused) VALUES (%s, %s, %s, %s)"
-    ids["mam"] = one(tag + " RETURNING id", ("mcp-agents-memory", "the memory server", "project", False))
+    ids["mam"] = one(
+        tag + " RETURNING id", ("mcp-agents-memory", "the memory server", "project", False)
+    )
     ids["blog"] = one(tag + " RETURNING id", ("blog", None, "category", True))
     ids["old"] = one(tag + " RETURNING id", ("старый-проект", "прежнее имя", None, False))
     ids["alias"] = one(
         "INSERT INTO project_tags (name, alias_of) VALUES ('agents-memory', %s) RETURNING id",
         (ids["mam"],),
     )
-    memory = (
-        "INSERT INTO memory (user_id, agent_platform, agent_model, subagent, subagent_model,"
-        " subagent_role, role, message, raw_message, p_tag_id, d_tag, embedding, is_active,"
-        " archived_at, is_pinned, cold_error, tag_processed, external_uuid, device_name,"
-        " entry_type, venue, created_at) VALUES"
-        " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::halfvec, %s, %s, %s, %s, %s, %s,"
-        "  %s, %s, %s, %s) RETURNING id"
-    )
     u = ids["user"]
-    rows: dict[str, tuple[Any, ...]] = {
-        "korean": (u, "claude-code", None, False, None, None, "user", KOREAN, None, ids["mam"],
-                   ["postgres", "migration"], vector(dim, 0.5), True, None, False, None, True,
-                   "claude-code:s1:u1", "Mac-Studio", "memory", "terminal",
-                   "2025-11-03 10:00+09"),
-        "russian": (u, "claude-code", "claude-opus-4", False, None, None, "assistant", RUSSIAN,
-                    "<base>envelope</base>" + RUSSIAN, ids["alias"], ["postgres"],
-                    vector(dim, 0.6), True, None, False, None, True, "claude-code:s1:u2",
-                    "Mac-Studio", "memory", "terminal", "2025-11-03 10:00:05+09"),
-        "subagent": (u, "claude-code", "claude-opus-4", True, "claude-haiku-4", "explorer",
-                     "assistant", "Found 3 call sites of insertRawMemory", None, None, [],
-                     None, True, None, False, None, False, "claude-code:s1:u3", "MS-Mortar",
-                     "memory", "subagent", "2025-11-03 10:01+09"),
-        "pinned": (u, "gemini-cli-mcp-client", None, False, None, None, "user",
-                   "Always answer in Korean unless asked otherwise", None, None, ["style"],
-                   None, True, None, True, None, True, None, "t460", "memory", None,
-                   "2025-11-04 08:00+09"),
-        "archived": (u, "codex-desktop", "gpt-5-codex", False, None, None, "assistant",
-                     "Old plan: keep v0.x triage tables", None, ids["old"], ["legacy"], None,
-                     False, "2025-12-01 00:00+00", False, "tagger: timeout", True, None,
-                     "MacBook", "memory", "auto", "2025-10-01 12:00+09"),
-        "secret": (u, "codex-cli", None, False, None, None, "user",
-                   f"use this token {SECRET} for the CI", f"raw {SECRET}", None, [], None,
-                   True, None, False, None, False, "codex:s9:@120", "Mac-Pro", "memory",
-                   "terminal", "2025-11-05 11:00+09"),
-        "task": (u, "claude-code", None, False, None, None, "user",
-                 "TASK: codex should review the migration", None, None, [], None, True, None,
-                 False, None, False, None, "Mac-Studio", "task", None, "2025-11-05 12:00+09"),
-        "buzz": (u, "buzz", None, False, None, None, "user", "배포는 금요일에 하자", None,
-                 None, [], None, True, None, False, None, False, "buzz:ev42", None, "memory",
-                 "buzz:dev", "2025-11-06 09:00+09"),
-        "private": (u, "claude-code", None, False, None, None, "user",
-                    "<private>my bank PIN is 1234</private>", None, None, [], None, True, None,
-                    False, None, False, "claude-code:s1:u9", "Mac-Studio", "memory",
-                    "terminal", "2025-11-06 10:00+09"),
-    }
+    rows: dict[str, dict[str, Any]] = {
+        "korean": {
+            "agent_platform": "claude-code", "role": "user", "message": KOREAN,
+            "p_tag_id": ids["mam"], "d_tag": ["postgres", "migration"],
+            "embedding": vector(dim, 0.5), "tag_processed": True,
+            "external_uuid": "claude-code:s1:u1", "device_name": "Mac-Studio",
+            "venue": "terminal", "created_at": "2025-11-03 10:00+09",
+        },
+        "russian": {
+            "agent_platform": "claude-code", "agent_model": "claude-opus-4",
+            "role": "assistant", "message": RUSSIAN,
+            "raw_message": "<base>envelope</base>" + RUSSIAN, "p_tag_id": ids["alias"],
+            "d_tag": ["postgres"], "embedding": vector(dim, 0.6), "tag_processed": True,
+            "external_uuid": "claude-code:s1:u2", "device_name": "Mac-Studio",
+            "venue": "terminal", "created_at": "2025-11-03 10:00:05+09",
+        },
+        "subagent": {
+            "agent_platform": "claude-code", "agent_model": "claude-opus-4", "subagent": True,
+            "subagent_model": "claude-haiku-4", "subagent_role": "explorer",
+            "role": "assistant", "message": "Found 3 call sites of insertRawMemory",
+            "external_uuid": "claude-code:s1:u3", "device_name": "MS-Mortar",
+            "venue": "subagent", "created_at": "2025-11-03 10:01+09",
+        },
+        "pinned": {
+            "agent_platform": "gemini-cli-mcp-client", "role": "user",
+            "message": "Always answer in Korean unless asked otherwise", "d_tag": ["style"],
+            "is_pinned": True, "tag_processed": True, "device_name": "t460",
+            "created_at": "2025-11-04 08:00+09",
+        },
+        "archived": {
+            "agent_platform": "codex-desktop", "agent_model": "gpt-5-codex",
+            "role": "assistant", "message": "Old plan: keep v0.x triage tables",
+            "p_tag_id": ids["old"], "d_tag": ["legacy"], "is_active": False,
+            "archived_at": "2025-12-01 00:00+00", "cold_error": "tagger: timeout",
+            "tag_processed": True, "device_name": "MacBook", "venue": "auto",
+            "created_at": "2025-10-01 12:00+09",
+        },
+        "secret": {
+            "agent_platform": "codex-cli", "role": "user",
+            "message": f"use this token {SECRET} for the CI", "raw_message": f"raw {SECRET}",
+            "external_uuid": "codex:s9:@120", "device_name": "Mac-Pro", "venue": "terminal",
+            "created_at": "2025-11-05 11:00+09",
+        },
+        "task": {
+            "agent_platform": "claude-code", "role": "user",
+            "message": "TASK: codex should review the migration", "device_name": "Mac-Studio",
+            "entry_type": "task", "created_at": "2025-11-05 12:00+09",
+        },
+        "buzz": {
+            "agent_platform": "buzz", "role": "user", "message": "배포는 금요일에 하자",
+            "external_uuid": "buzz:ev42", "venue": "buzz:dev",
+            "created_at": "2025-11-06 09:00+09",
+        },
+        "private": {
+            "agent_platform": "claude-code", "role": "user",
+            "message": "<private>my bank PIN is 1234</private>",
+            "external_uuid": "claude-code:s1:u9", "device_name": "Mac-Studio",
+            "venue": "terminal", "created_at": "2025-11-06 10:00+09",
+        },
+    }  # fmt: skip
     for name, values in rows.items():
-        ids[name] = one(memory, values)
+        columns = ["user_id", *values]
+        marks = ", ".join("%s::halfvec" if c == "embedding" else "%s" for c in columns)
+        ids[name] = one(
+            f"INSERT INTO memory ({', '.join(columns)}) VALUES ({marks}) RETURNING id",
+            (u, *values.values()),
+        )
     conn.execute(
         "INSERT INTO project_tag_alias_suggestions (user_id, source_tag_id, target_tag_id,"
         " relation, status, confidence, candidate_sources, evidence_memory_ids, signals,"

@@ -77,9 +77,7 @@ def test_the_embedding_model_trap_selects_no_vectors_to_stamp(make_settings: Any
     assert spec is not None and (spec.model, spec.dim) == ("text-embedding-3-large", 3072)
 
 
-def test_doctor_names_every_ignored_seed_a_setting_with_why(
-    tmp_path: Path, db_url: str
-) -> None:
+def test_doctor_names_every_ignored_seed_a_setting_with_why(tmp_path: Path, db_url: str) -> None:
     env_file = tmp_path / "seed-a.env"
     env_file.write_text(
         f"DATABASE_URL={db_url}\nXAI_API_KEY=xai-abc\nTAGGER_PROVIDER=xai\n"

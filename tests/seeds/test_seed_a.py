@@ -40,14 +40,15 @@ def _count(settings: Settings, table: str) -> int:
 
 
 def test_every_seed_a_memory_column_is_mapped(settings: Settings, make_seed_a: MakeSeed) -> None:
-    url, ids = make_seed_a(3072)
+    url, _ids = make_seed_a(3072)
     report = import_seed_a(settings, url)
     rows = _rows(settings)
 
     korean = rows[seed.KOREAN[:12]]
     assert korean["agent_platform"] == "claude-code" and korean["role"] == "user"
     assert korean["external_uuid"] == "claude-code:s1:u1"
-    assert korean["tag_name"] == "mcp-agents-memory" and korean["d_tag"] == ["postgres", "migration"]
+    assert korean["tag_name"] == "mcp-agents-memory"
+    assert korean["d_tag"] == ["postgres", "migration"]
     assert korean["tag_processed"] is True and korean["device_name"] == "Mac-Studio"
     assert korean["message_at"] == datetime(2025, 11, 3, 1, 0, tzinfo=UTC)
     assert korean["source"] == "import" and korean["session_id"] is None

@@ -241,6 +241,72 @@ def configured_secrets(env_file: Path | None = None) -> list[str]:
     return [v for v in values if v]
 
 
+_ONE_ENDPOINT = (
+    "one OpenAI-compatible endpoint serves every role (LLM_BASE_URL or LOCAL_LLM_BASE_URL);"
+    " the role's *_MODEL is honoured"
+)
+_NO_TUNNEL = (
+    "no built-in SSH tunnel: open one yourself (ssh -L) or connect with DATABASE_URL and"
+    " sslmode=require"
+)
+_V0 = "seed A v0.x setting, dead there too"
+
+SEED_A_IGNORED: dict[str, str] = {
+    "XAI_API_KEY": "no per-provider keys: set LLM_BASE_URL=https://api.x.ai/v1 and LLM_API_KEY",
+    "GOOGLE_GENERATIVE_AI_API_KEY": "no per-provider keys: set LLM_BASE_URL to Gemini's"
+    " OpenAI-compatible endpoint and LLM_API_KEY",
+    "TAGGER_PROVIDER": _ONE_ENDPOINT,
+    "LIBRARIAN_PROVIDER": _ONE_ENDPOINT,
+    "CLUSTERER_PROVIDER": _ONE_ENDPOINT,
+    "PROJECT_ALIAS_JUDGE_PROVIDER": _ONE_ENDPOINT,
+    "LOCAL_GROK_FALLBACK": "no provider fallback chain: without an LLM the Cold Path runs its"
+    " deterministic heuristics",
+    "SSH_ENABLED": _NO_TUNNEL,
+    "SSH_HOST": _NO_TUNNEL,
+    "SSH_PORT": _NO_TUNNEL,
+    "SSH_USER": _NO_TUNNEL,
+    "SSH_KEY_PATH": _NO_TUNNEL,
+    "LIBRARIAN_DEEP_THINKING": "no thinking mode; LIBRARIAN_MAX_TOKENS bounds the reply",
+    "BRIEF_MAX_CHARS": "the brief is budgeted by SHORT_TERM_TOKEN_LIMIT and each client's"
+    " injection limit",
+    "JEV_ENABLED": "seed A's JEV check has no counterpart here",
+    "JEV_THRESHOLD": "seed A's JEV check has no counterpart here",
+    "AGENT_KEY": "legacy in seed A too",
+    "BUZZ_*": "no Buzz chat ingest here",
+    "TRIAGE_*": _V0,
+    "EXTRACT_*": _V0,
+    "AUDIT_*": _V0,
+    "PROMOTION_ENABLED": _V0,
+    "FORGETTING_*": _V0 + "; see ARCHIVE_AFTER_DAYS",
+}
+"""Seed A settings this product reads nowhere, each with why (``doctor`` names the ones set).
+A ``*`` stands for any run of characters (``BUZZ_*`` is every Buzz setting)."""
+
+
+def ignored_seed_settings(env_file: Path | None = None) -> list[tuple[str, str]]:
+    """The :data:`SEED_A_IGNORED` settings set in the environment or the ``.env`` file, as
+    ``(name, why)`` sorted by name, read without validating anything."""
+    import fnmatch
+
+    path = env_file if env_file is not None else default_env_file()
+    names = {name.upper() for name in os.environ}
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        key, sep, _value = line.strip().removeprefix("export ").partition("=")
+        if sep and key.strip() and not key.strip().startswith("#"):
+            names.add(key.strip().upper())
+    found = []
+    for name in sorted(names):
+        for pattern, why in SEED_A_IGNORED.items():
+            if fnmatch.fnmatchcase(name, pattern):
+                found.append((name, why))
+                break
+    return found
+
+
 def _url_passwords(value: str) -> list[str]:
     """The password of a URL or ``password=`` of a key=value string, found leniently."""
     import re

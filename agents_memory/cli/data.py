@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agents_memory.cli.common import debug_option, settings_from
 from agents_memory.daterange import ACCEPTED_FORMS
+from agents_memory.ops.seed_map import SEED_A_MODEL
 
 
 @contextmanager
@@ -103,17 +104,46 @@ def export_cmd(
 
 
 @click.command("import")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("source")
+@click.option(
+    "--from",
+    "kind",
+    type=click.Choice(["bundle", "seed-a", "seed-b"]),
+    default="bundle",
+    show_default=True,
+    help="bundle: an export bundle (SOURCE = its file); seed-a: the TypeScript "
+    "mcp-agents-memory (SOURCE = its DATABASE_URL); seed-b: unified-memory-mcp (SOURCE = its "
+    "SQLite file).",
+)
 @click.option("--dry-run", is_flag=True, help="Check and count everything; write nothing.")
+@click.option(
+    "--seed-model",
+    default=SEED_A_MODEL,
+    show_default=True,
+    help="seed-a: the embedding model its vectors come from (its EMBEDDING_MODEL); they are "
+    "kept only when this pool is stamped with the same model and dimension.",
+)
+@click.option("--json", "as_json", is_flag=True, help="seed-a/seed-b: print the report as JSON.")
 @debug_option
 @click.pass_context
-def import_cmd(ctx: click.Context, path: Path, dry_run: bool) -> None:
-    """Import an export bundle: idempotent (a second import changes nothing).
+def import_cmd(
+    ctx: click.Context, source: str, kind: str, dry_run: bool, seed_model: str, as_json: bool
+) -> None:
+    """Import an export bundle, or a source system's memory (--from seed-a|seed-b).
 
-    Memories are matched by their stable key: one already here with the same text is left
-    alone; one here with other text is a conflict, reported and never overwritten. Imported
-    text passes the same admission as capture (private spans, exclusions, redaction).
+    Idempotent: a second import changes nothing. Memories are matched by their stable key: one
+    already here with the same text is left alone; one here with other text is a conflict,
+    reported and never overwritten. Imported text passes the same admission as capture
+    (private spans, exclusions, redaction).
     """
+    if kind != "bundle":
+        from agents_memory.cli.seeds import seed_import
+
+        seed_import(ctx, kind, source, dry_run=dry_run, seed_model=seed_model, as_json=as_json)
+        return
+    path = Path(source)
+    if not path.is_file():
+        raise click.BadParameter(f"no bundle file at {source}", param_hint="SOURCE")
     from agents_memory.ops.importer import import_bundle
 
     with _progress("import") as progress:

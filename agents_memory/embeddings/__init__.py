@@ -32,20 +32,48 @@ __all__ = [
     "Embedder",
     "create_embedder",
     "embedding_spec",
+    "local_model_mismatch",
     "to_halfvec",
 ]
 
 LOCAL_MODEL = "multilingual-e5-small-q4"
 LOCAL_DIM = 384
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+OPENAI_DIMS = {
+    "text-embedding-3-large": 3072,
+    "text-embedding-3-small": 1536,
+    "text-embedding-ada-002": 1536,
+}
+
+
+def local_model_mismatch(settings: Settings) -> str | None:
+    """Why the local backend cannot serve the configured ``EMBEDDING_MODEL``, in one line that
+    says what to set; ``None`` when it can. Seed A's ``.env`` carries
+    ``EMBEDDING_MODEL=text-embedding-3-large`` without ``EMBEDDING_BACKEND``: that is this."""
+    model = settings.embedding_model
+    if settings.embedding_backend != "local" or model in (None, LOCAL_MODEL):
+        return None
+    if model.startswith("text-embedding-"):
+        dim = OPENAI_DIMS.get(model, "<its dimension>")
+        return (
+            f"EMBEDDING_MODEL={model} is an OpenAI model but EMBEDDING_BACKEND is local: set "
+            f"EMBEDDING_BACKEND=openai and EMBEDDING_DIM={dim} (with OPENAI_API_KEY), or unset "
+            f"EMBEDDING_MODEL to use the local {LOCAL_MODEL}"
+        )
+    return (
+        f"EMBEDDING_MODEL={model} is not a local model; the local backend ships only "
+        f"{LOCAL_MODEL} (unset EMBEDDING_MODEL, or set EMBEDDING_BACKEND=openai)"
+    )
 
 
 def embedding_spec(settings: Settings) -> EmbeddingSpec | None:
-    """The configured model and its dimension; ``None`` for ``EMBEDDING_BACKEND=none``."""
-    if settings.embedding_backend == "none":
+    """The configured model and its dimension; ``None`` for ``EMBEDDING_BACKEND=none``, and
+    for a local backend asked for a model it does not ship (:func:`local_model_mismatch`):
+    nothing may be stamped under that name with the local model's dimension."""
+    if settings.embedding_backend == "none" or local_model_mismatch(settings):
         return None
     if settings.embedding_backend == "local":
-        return EmbeddingSpec(settings.embedding_model or LOCAL_MODEL, LOCAL_DIM)
+        return EmbeddingSpec(LOCAL_MODEL, LOCAL_DIM)
     if not settings.embedding_model or not settings.embedding_dim:
         raise ConfigError(
             "EMBEDDING_BACKEND=openai needs EMBEDDING_MODEL and EMBEDDING_DIM "
@@ -61,15 +89,13 @@ def create_embedder(settings: Settings, *, threads: int | None = None) -> Embedd
     Raises :class:`ConfigError` for an incomplete ``openai`` configuration or a local model name
     this build does not ship.
     """
+    mismatch = local_model_mismatch(settings)
+    if mismatch:
+        raise ConfigError(mismatch)
     spec = embedding_spec(settings)
     if spec is None:
         return None
     if settings.embedding_backend == "local":
-        if spec.model != LOCAL_MODEL:
-            raise ConfigError(
-                f"EMBEDDING_MODEL={spec.model} is not a local model; the local backend ships "
-                f"only {LOCAL_MODEL} (unset EMBEDDING_MODEL, or set EMBEDDING_BACKEND=openai)"
-            )
         from agents_memory.embeddings.local import LocalEmbedder
 
         return LocalEmbedder(spec, threads=threads)

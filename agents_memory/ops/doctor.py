@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents_memory.config import Settings
-from agents_memory.embeddings import embedding_spec
+from agents_memory.config import Settings, ignored_seed_settings
+from agents_memory.embeddings import embedding_spec, local_model_mismatch
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.store import database
 from agents_memory.store.health import DatabaseHealth, inspect
@@ -21,10 +21,12 @@ def run_doctor(settings: Settings, *, scan_secrets: bool = False) -> DatabaseHea
         health = DatabaseHealth(
             mode="external", location=database.Database(external, None).description
         )
+    _settings_notes(settings, health)
+    spec = embedding_spec(settings)
     try:
-        db = database.open_database(settings, embedding=embedding_spec(settings), connect_timeout=5)
+        db = database.open_database(settings, embedding=spec, connect_timeout=5)
         with database.connect(db, connect_timeout=5, autocommit=True) as conn:
-            inspect(conn, health, vectors_wanted=settings.embedding_backend != "none")
+            inspect(conn, health, vectors_wanted=spec is not None)
             if health.schema_version >= health.schema_latest:
                 _coldpath(conn, settings, health)
             if scan_secrets:
@@ -47,6 +49,16 @@ def run_doctor(settings: Settings, *, scan_secrets: bool = False) -> DatabaseHea
     if external is None and settings.data_dir.exists():
         health.data_dir_bytes = database.data_dir_size(settings.data_dir)
     return health
+
+
+def _settings_notes(settings: Settings, health: DatabaseHealth) -> None:
+    """The seed A traps: an ``EMBEDDING_MODEL`` the local backend cannot serve (a problem,
+    with what to set), and seed A settings read nowhere here (a note each, with why)."""
+    mismatch = local_model_mismatch(settings)
+    if mismatch:
+        health.problems.append(mismatch)
+    for name, why in ignored_seed_settings():
+        health.notes.append(f"{name} is ignored: {why}")
 
 
 def _coldpath(conn: Any, settings: Settings, health: DatabaseHealth) -> None:

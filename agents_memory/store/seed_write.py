@@ -1,0 +1,232 @@
+"""Writes of a seed import (``mcp-agents-memory import-seed``) that the ordinary memory insert
+does not cover: the imported rows' own state (tags, archive, vectors, times), project tags with
+their registry fields and aliases, and the two suggestion queues.
+
+Memory rows themselves go in through :func:`agents_memory.store.memories.insert_memories`
+(admitted text, idempotent on ``external_uuid``); :func:`apply_imported_state` then gives the
+rows just inserted what the source knew about them. The caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedState:
+    """What the source knew about a memory beyond its text, keyed by ``external_uuid``."""
+
+    external_uuid: str
+    p_tag_id: int | None
+    d_tag: list[str]
+    is_active: bool
+    archived_at: datetime | None
+    tag_processed: bool
+    created_at: datetime | None
+    embedding: str | None = None
+    """A vector as pgvector text (``[0.1,…]``), kept only when its model is this pool's."""
+    embedding_model: str | None = None
+
+
+def present_keys(conn: psycopg.Connection[Any], keys: Sequence[str]) -> dict[str, str]:
+    """Of ``keys``, those already in the pool, with their stored text."""
+    rows = conn.execute(
+        "SELECT external_uuid, message FROM memory WHERE external_uuid = ANY(%s)", (list(keys),)
+    ).fetchall()
+    return {str(k): str(m) for k, m in rows}
+
+
+def ids_by_key(conn: psycopg.Connection[Any], keys: Sequence[str]) -> dict[str, int]:
+    rows = conn.execute(
+        "SELECT external_uuid, id FROM memory WHERE external_uuid = ANY(%s)", (list(keys),)
+    ).fetchall()
+    return {str(k): int(i) for k, i in rows}
+
+
+def apply_imported_state(
+    conn: psycopg.Connection[Any], states: Sequence[ImportedState], *, has_vector: bool
+) -> None:
+    """Give the rows named by ``states`` their source state in one statement. ``created_at``
+    ``None`` keeps the insert's time; a vector is written only when the pool has the column."""
+    if not states:
+        return
+    vector = (
+        ", embedding = CASE WHEN s.embedding IS NULL THEN m.embedding"
+        " ELSE s.embedding::halfvec END,"
+        " embedding_model = coalesce(s.embedding_model, m.embedding_model)"
+        if has_vector
+        else ""
+    )
+    conn.execute(
+        "UPDATE memory m SET p_tag_id = s.p_tag_id, d_tag = s.d_tag, is_active = s.is_active,"
+        " archived_at = s.archived_at, tag_processed = s.tag_processed,"
+        " created_at = coalesce(s.created_at, m.created_at)"
+        + vector
+        + " FROM jsonb_to_recordset(%s)"
+        " AS s(external_uuid text, p_tag_id bigint, d_tag text[], is_active boolean,"
+        "      archived_at timestamptz, tag_processed boolean, created_at timestamptz,"
+        "      embedding text, embedding_model text)"
+        " WHERE m.external_uuid = s.external_uuid",
+        (Jsonb([_jsonable(asdict(s)) for s in states]),),
+    )
+
+
+def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in values.items()}
+
+
+# --- project tags ---------------------------------------------------------------------------
+
+
+def import_tag(
+    conn: psycopg.Connection[Any],
+    name: str,
+    *,
+    description: str | None,
+    kind: str | None,
+    paused: bool,
+) -> tuple[int, bool]:
+    """The id of tag ``name`` and whether it was created now. A tag already here keeps its
+    own fields; only an empty description or kind is filled from the source."""
+    row = conn.execute(
+        "INSERT INTO project_tags (name, description, kind, paused) VALUES (%s, %s, %s, %s)"
+        " ON CONFLICT (name) DO UPDATE SET"
+        "   description = coalesce(project_tags.description, EXCLUDED.description),"
+        "   kind = coalesce(project_tags.kind, EXCLUDED.kind)"
+        " RETURNING id, (xmax = 0)",
+        (name, description, kind, paused),
+    ).fetchone()
+    assert row is not None
+    return int(row[0]), bool(row[1])
+
+
+def tag_alias(conn: psycopg.Connection[Any], tag_id: int) -> int | None:
+    row = conn.execute("SELECT alias_of FROM project_tags WHERE id = %s", (tag_id,)).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+@dataclass(frozen=True, slots=True)
+class AliasSuggestionRow:
+    """An alias suggestion with its tag and memory ids already in this pool's numbering."""
+
+    source_tag_id: int
+    target_tag_id: int
+    relation: str
+    status: str
+    confidence: float | None
+    candidate_sources: list[str]
+    evidence_memory_ids: list[int]
+    conflict_memory_ids: list[int]
+    signals: Any
+    model_provider: str | None
+    model_name: str | None
+    rationale: str | None
+    auto_apply_eligible: bool
+    decided_by: str | None
+    decision_reason: str | None
+    decided_at: datetime | None
+    applied_at: datetime | None
+    created_at: datetime
+
+
+def import_alias_suggestion(
+    conn: psycopg.Connection[Any], user_id: int, row: AliasSuggestionRow
+) -> bool:
+    """Insert the suggestion unless the same one (pair, status, time) is here, or another is
+    pending for the pair. True when inserted."""
+    cur = conn.execute(
+        "INSERT INTO project_tag_alias_suggestions (user_id, source_tag_id, target_tag_id,"
+        "  relation, status, confidence, candidate_sources, evidence_memory_ids,"
+        "  conflict_memory_ids, signals, model_provider, model_name, rationale,"
+        "  auto_apply_eligible, decided_by, decision_reason, decided_at, applied_at, created_at)"
+        " SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s"
+        " WHERE NOT EXISTS (SELECT 1 FROM project_tag_alias_suggestions WHERE user_id = %s"
+        "   AND source_tag_id = %s AND target_tag_id = %s AND status = %s AND created_at = %s)"
+        " ON CONFLICT DO NOTHING",
+        (
+            user_id,
+            row.source_tag_id,
+            row.target_tag_id,
+            row.relation,
+            row.status,
+            row.confidence,
+            row.candidate_sources,
+            row.evidence_memory_ids,
+            row.conflict_memory_ids,
+            Jsonb(row.signals if row.signals is not None else {}),
+            row.model_provider,
+            row.model_name,
+            row.rationale,
+            row.auto_apply_eligible,
+            row.decided_by,
+            row.decision_reason,
+            row.decided_at,
+            row.applied_at,
+            row.created_at,
+            user_id,
+            row.source_tag_id,
+            row.target_tag_id,
+            row.status,
+            row.created_at,
+        ),
+    )
+    return cur.rowcount == 1
+
+
+@dataclass(frozen=True, slots=True)
+class NewSuggestionRow:
+    name: str
+    members: list[str]
+    uses: int
+    status: str
+    recommendation: str | None
+    rationale: str | None
+    model_provider: str | None
+    model_name: str | None
+    project_tag_id: int | None
+    retrotagged: int
+    decided_by: str | None
+    decision_reason: str | None
+    decided_at: datetime | None
+    last_seen_at: datetime | None
+    created_at: datetime
+
+
+def import_new_suggestion(
+    conn: psycopg.Connection[Any], user_id: int, row: NewSuggestionRow
+) -> bool:
+    """Insert the new-tag suggestion unless one for its name is here (one per name forever).
+    True when inserted."""
+    cur = conn.execute(
+        "INSERT INTO project_tag_new_suggestions (user_id, name, members, uses, status,"
+        "  recommendation, rationale, model_provider, model_name, project_tag_id, retrotagged,"
+        "  decided_by, decision_reason, decided_at, last_seen_at, created_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+        "  coalesce(%s, now()), %s)"
+        " ON CONFLICT (user_id, name) DO NOTHING",
+        (
+            user_id,
+            row.name,
+            row.members,
+            row.uses,
+            row.status,
+            row.recommendation,
+            row.rationale,
+            row.model_provider,
+            row.model_name,
+            row.project_tag_id,
+            row.retrotagged,
+            row.decided_by,
+            row.decision_reason,
+            row.decided_at,
+            row.last_seen_at,
+            row.created_at,
+        ),
+    )
+    return cur.rowcount == 1

@@ -1,4 +1,4 @@
-"""Writes of a seed import (``mcp-agents-memory import-seed``) that the ordinary memory insert
+"""Writes of a seed import (``import --from seed-a|seed-b``) that the ordinary memory insert
 does not cover: the imported rows' own state (tags, archive, vectors, times), project tags with
 their registry fields and aliases, and the two suggestion queues.
 

@@ -30,6 +30,8 @@ NO_BM25 = sql.SQL("SELECT NULL::bigint AS id, NULL::float8 AS bm25 WHERE false")
 WEIGHT = sql.SQL("(SELECT fq.w_lex FROM fulltext_query fq)")
 """The full-text arm's weight in the fusion (0 when none of the query's words is a term)."""
 FLOOR = sql.SQL("(SELECT fq.lex_floor FROM fulltext_query fq)")
+ALL_RARE = sql.SQL("(SELECT fq.all_rare FROM fulltext_query fq)")
+"""Every rare word of the query (``SearchTuning.rare_share``) as one tsquery (``NULL``: none)."""
 """The least BM25 the fusion divides by (``SearchTuning.lexical_floor``)."""
 
 
@@ -47,6 +49,7 @@ def fulltext_arm(
         "lex_floor": tuning.lexical_floor,
         "k1": tuning.bm25_k1,
         "b": tuning.bm25_b,
+        "rare_share": tuning.rare_share,
     }
     if terms.tsquery_all is not None:
         params["all"] = terms.tsquery_all
@@ -190,7 +193,9 @@ def _fulltext_query(stats_rows: int) -> sql.Composed:
             "  AS w_lex,"
             " %(lex_floor)s * coalesce((SELECT sum(ts.idf) FROM term_stats ts WHERE ts.est > 0),"
             "  0) AS lex_floor,"
-            " st.avgdl FROM sample_stats st"
+            " st.avgdl, (SELECT string_agg(querytree(ts.q), ' & ' ORDER BY ts.ord)"
+            "  FROM term_stats ts WHERE ts.est > 0 AND ts.est <= %(rare_share)s * st.n * st.scale"
+            " )::tsquery AS all_rare FROM sample_stats st"
         ).format(stats_rows=sql.Literal(stats_rows)),
     )
 

@@ -40,6 +40,7 @@ def hybrid_hit(row: Sequence[Any]) -> SearchHit:
     """A hit from a row of the hybrid statement (its score columns follow the hit's)."""
     fts_rank, fts_score, vec_rank, similarity, fused, context, dated = row[12:19]
     recency, pinned, score = row[19:22]
+    project, all_rare = (row[25], row[26]) if len(row) > 26 else (None, None)
     arms: list[Arm] = []
     if fts_rank is not None:
         arms.append("fulltext")
@@ -56,6 +57,8 @@ def hybrid_hit(row: Sequence[Any]) -> SearchHit:
         fused_score=float(fused),
         context_boost=float(context),
         date_boost=float(dated) if dated else None,
+        project_boost=float(project) if project else None,
+        all_rare=bool(all_rare) if all_rare else None,
         recency_factor=float(recency),
         pinned_factor=float(pinned),
         score=float(score),

@@ -99,6 +99,17 @@ class SearchTuning:
     """Added for turns whose time falls on a date the query names (about the fused score of a
     good match: a question that names a day is mostly about that day)."""
     date_slack_days: float = 3.0
+    date_candidates: int = 200
+    """The newest this many rows of each day the query names are in play (through the time
+    index), so an old turn of that day is ranked even when neither arm reached it."""
+    dated_recency_off: bool = True
+    """A query that names a day is not about the newest rows: no recency prior for it."""
+    project_weight: float = 0.6
+    """Added for turns of a project the query names (a directory of the turn's working
+    directory, or its project tag, is a word of the query)."""
+    rare_share: float = 0.01
+    """A query word at most this share of the rows hold is rare: a turn holding every rare
+    word is never outranked by a turn lifted only by its context."""
     ilike_scan_rows: int = 20_000
     """The ILIKE fallback looks at most at this many newest rows (it cannot use an index)."""
     plan_once: bool = True
@@ -133,6 +144,10 @@ class MatchWhy:
     """What the row's session neighbours and its session added."""
     date_boost: float | None = None
     """What a date named in the query added."""
+    project_boost: float | None = None
+    """What a project named in the query added."""
+    all_rare: bool | None = None
+    """Whether the row holds every rare word of the query."""
     recency_factor: float | None = None
     pinned_factor: float | None = None
     score: float | None = None

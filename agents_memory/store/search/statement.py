@@ -249,7 +249,7 @@ def _fused(lexical: bool, with_vector: bool) -> sql.Composed:
     """``fused``: each row in play with its BM25 and the arms' normalised scores, weighted."""
     w_lex, w_vec = _weights(lexical, with_vector)
     floor = fulltext.FLOOR if lexical else sql.SQL("0::float8")
-    all_rare = fulltext.ALL_RARE if lexical else sql.SQL("false")
+    all_rare = fulltext.ALL_RARE if lexical else sql.SQL("NULL::tsquery")
     return cte(
         "fused",
         sql.SQL(

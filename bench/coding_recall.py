@@ -15,6 +15,7 @@ queries measure the weak-match note; real questions measure how often it is wron
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from dataclasses import replace
@@ -29,7 +30,13 @@ from agents_memory.embeddings import to_halfvec
 from agents_memory.recall.search import search_request
 from agents_memory.store.knowledge import set_embedding
 from agents_memory.store.passages import PREVIOUS_SQL, passage_text
-from agents_memory.store.search import SearchResult, SearchTuning, find_user_id, search_memories
+from agents_memory.store.search import (
+    SearchResult,
+    confidence,
+    SearchTuning,
+    find_user_id,
+    search_memories,
+)
 from agents_memory.store.search.lexemes import analyze_memory, refresh_search_lexemes
 from bench import common, embed_cache
 from bench.codeset import CodeSet, generate, write
@@ -61,7 +68,8 @@ def ingest(db: common.BenchDB, cs: CodeSet, pv: dict[str, Any], cache: Path) -> 
     out: dict[int, str] = {}
     with psycopg.connect(url) as conn:
         rows = conn.execute(
-            "SELECT m.id, m.session_id, m.message_at, m.message, " + PREVIOUS_SQL
+            "SELECT m.id, m.session_id, m.message_at, m.message, "
+            + PREVIOUS_SQL
             + " FROM memory m"  # fmt: skip
         ).fetchall()
         redo: dict[int, str] = {}
@@ -113,6 +121,32 @@ def run_queries(
     return results, times
 
 
+def dump(
+    path: Path,
+    cs: CodeSet,
+    key_of: dict[int, str],
+    real: list[SearchResult],
+    non: list[SearchResult],
+    off: list[SearchResult],
+) -> None:
+    """Each hit's confidence inputs (coverage of the query, cosine) and whether it is gold."""
+    lines = []
+    groups = [
+        *((q.text, f"real-{q.half}", set(q.gold), r) for q, r in zip(cs.questions, real)),
+        *((t, "nonsense", set(), r) for t, r in zip(cs.nonsense, non)),
+        *((t, "offtopic", set(), r) for t, r in zip(cs.offtopic, off)),
+    ]
+    for text, group, gold, res in groups:
+        words = confidence.query_words(text)
+        for rank, h in enumerate(res.hits, 1):
+            lines.append(json.dumps({
+                "group": group, "rank": rank, "gold": key_of.get(h.id) in gold,
+                "cover": confidence.coverage(words, h), "sim": h.why.similarity,
+                "conf": h.confidence,
+            }))  # fmt: skip
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def flagged(res: SearchResult) -> bool:
     """Whether the result says its best hit is weak."""
     return bool(getattr(res, "weak", False))
@@ -157,6 +191,7 @@ def main() -> None:
     parser.add_argument("--variants", default="default")
     parser.add_argument("--no-write", action="store_true", help="print only, keep RESULTS.md")
     parser.add_argument("--no-vectors", action="store_true", help="full-text path only")
+    parser.add_argument("--dump", type=Path, help="write each hit's confidence inputs (JSONL)")
     args = parser.parse_args()
     head = common.header(common.command_line())
     cs = generate(args.seed)
@@ -176,6 +211,8 @@ def main() -> None:
             table_rows += rows
             non, _t = run_queries(db, cs.nonsense, qv, tuning)
             off, _t = run_queries(db, cs.offtopic, qv, tuning)
+            if args.dump:
+                dump(args.dump, cs, key_of, res, non, off)
             p = common.summary_ms(times)
             flags.append([
                 name, f"{np.mean([flagged(r) for r in non]):.2f}",
@@ -193,7 +230,10 @@ def main() -> None:
         f"{head}\n\n{cs.turns} turns, {len(cs.sessions)} sessions, 40 projects; "
         f"{len(cs.questions)} questions ({sum(q.half == 'heldout' for q in cs.questions)}"
         " held out). Latency: the search alone, query vector precomputed, ~5k rows.\n\n"
-        + common.table(headers, table_rows) + "\n\n" + common.table(fheaders, flags) + "\n"
+        + common.table(headers, table_rows)
+        + "\n\n"
+        + common.table(fheaders, flags)
+        + "\n"
     )
     print(common.table(headers, table_rows))
     print(common.table(fheaders, flags))

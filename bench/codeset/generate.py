@@ -102,7 +102,9 @@ def _project_plan(
     if index < len(PAIRS):
         gold, question, _near = PAIRS[index]
         assert not shared_content(gold, question), (gold, question)
-        facts.append(F.Fact("one more thing from last week's cleanup", gold, [("paraphrase", question)]))
+        facts.append(
+            F.Fact("one more thing from last week's cleanup", gold, [("paraphrase", question)])
+        )
     for k in (index + 7, index + 19):  # lexically close distractors of two other projects
         if k % len(vocab.PROJECTS) < len(PAIRS):
             noise.append(PAIRS[k % len(vocab.PROJECTS)][2])
@@ -142,8 +144,10 @@ def _build_project(
         rng.shuffle(items)
         turns: list[Turn] = []
         for item in items:
-            pair = (item.user, item.answer) if isinstance(item, F.Fact) else (
-                _chatter(rng, index), item
+            pair = (
+                (item.user, item.answer)
+                if isinstance(item, F.Fact)
+                else (_chatter(rng, index), item)
             )
             for role, text in zip(("user", "assistant"), pair):
                 at += timedelta(seconds=rng.randint(20, 240))
@@ -193,8 +197,13 @@ def generate(seed: int = 24) -> CodeSet:
 def _nonsense(rng: random.Random) -> list[str]:
     out = ["zxqv blorf quantum teapot"]
     while len(out) < 20:
-        words = ["".join(rng.choice("bcdfghjklmnpqrstvwxz") + rng.choice("aeiou") for _ in range(
-            rng.randint(2, 4))) for _ in range(rng.randint(2, 4))]
+        words = [
+            "".join(
+                rng.choice("bcdfghjklmnpqrstvwxz") + rng.choice("aeiou")
+                for _ in range(rng.randint(2, 4))
+            )
+            for _ in range(rng.randint(2, 4))
+        ]
         out.append(" ".join(words))
     return out
 
@@ -243,8 +252,10 @@ def main() -> None:
         write(args.home, cs)
     kinds = {k: sum(q.kind == k for q in cs.questions) for k in KINDS}
     held = sum(q.half == "heldout" for q in cs.questions)
-    print(f"{cs.turns} turns, {len(cs.sessions)} sessions, {len(vocab.PROJECTS)} projects;"
-          f" questions {kinds} ({held} held out)")
+    print(
+        f"{cs.turns} turns, {len(cs.sessions)} sessions, {len(vocab.PROJECTS)} projects;"
+        f" questions {kinds} ({held} held out)"
+    )
 
 
 if __name__ == "__main__":

@@ -107,6 +107,12 @@ class SearchTuning:
     project_weight: float = 0.6
     """Added for turns of a project the query names (a directory of the turn's working
     directory, or its project tag, is a word of the query)."""
+    confidence_weights: tuple[float, float, float, float] = (-3.0, 4.0, 20.0, 0.82)
+    """(bias, weight of the query coverage, weight of the cosine, cosine centre) of a hit's
+    confidence (:mod:`agents_memory.store.search.confidence`), fitted on the coding set's
+    tuning half."""
+    weak_below: float = 0.3
+    """A search whose best hit's confidence is below this says its matches are weak."""
     rare_share: float = 0.01
     """A query word at most this share of the rows hold is rare: a turn holding every rare
     word is never outranked by a turn lifted only by its context."""
@@ -172,6 +178,8 @@ class SearchHit:
     device_name: str | None
     cwd: str | None
     why: MatchWhy
+    confidence: float | None = None
+    """Roughly the chance that this is the turn asked for (:mod:`.confidence`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +194,8 @@ class SearchResult:
     """The canonical name the ``p_tag`` filter resolved to."""
     vector_used: bool = field(default=False)
     """Whether the vector arm ran (pgvector present and a query vector given)."""
+    weak: bool = False
+    """Whether the best hit is weak (nothing in memory matches the query well)."""
 
     @property
     def count(self) -> int:
@@ -201,6 +211,7 @@ class SearchResult:
             "threshold": self.threshold,
             "p_tag": self.p_tag,
             "vector_used": self.vector_used,
+            "weak": self.weak,
             "results": [
                 {
                     "id": h.id,
@@ -216,6 +227,7 @@ class SearchResult:
                     "device_name": h.device_name,
                     "cwd": h.cwd,
                     "similarity": h.why.similarity,
+                    "confidence": h.confidence,
                     "why": {
                         k: (list(v) if isinstance(v, tuple) else v)
                         for k, v in asdict(h.why).items()

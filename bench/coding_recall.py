@@ -32,8 +32,8 @@ from agents_memory.store.knowledge import set_embedding
 from agents_memory.store.passages import PREVIOUS_SQL, passage_text
 from agents_memory.store.search import (
     SearchResult,
-    confidence,
     SearchTuning,
+    confidence,
     find_user_id,
     search_memories,
 )
@@ -68,9 +68,7 @@ def ingest(db: common.BenchDB, cs: CodeSet, pv: dict[str, Any], cache: Path) -> 
     out: dict[int, str] = {}
     with psycopg.connect(url) as conn:
         rows = conn.execute(
-            "SELECT m.id, m.session_id, m.message_at, m.message, "
-            + PREVIOUS_SQL
-            + " FROM memory m"  # fmt: skip
+            "SELECT m.id, m.session_id, m.message_at, m.message, " + PREVIOUS_SQL + " FROM memory m"
         ).fetchall()
         redo: dict[int, str] = {}
         for mid, session, at, message, previous in rows:
@@ -132,9 +130,12 @@ def dump(
     """Each hit's confidence inputs (coverage of the query, cosine) and whether it is gold."""
     lines = []
     groups = [
-        *((q.text, f"real-{q.half}", set(q.gold), r) for q, r in zip(cs.questions, real)),
-        *((t, "nonsense", set(), r) for t, r in zip(cs.nonsense, non)),
-        *((t, "offtopic", set(), r) for t, r in zip(cs.offtopic, off)),
+        *(
+            (q.text, f"real-{q.half}", set(q.gold), r)
+            for q, r in zip(cs.questions, real, strict=True)
+        ),
+        *((t, "nonsense", set(), r) for t, r in zip(cs.nonsense, non, strict=True)),
+        *((t, "offtopic", set(), r) for t, r in zip(cs.offtopic, off, strict=True)),
     ]
     for text, group, gold, res in groups:
         words = confidence.query_words(text)

@@ -49,7 +49,7 @@ def project_facts(
 ) -> tuple[list[Fact], list[str]]:
     """The facts of ``project`` and its own distractor turns (near-duplicate errors, chatter
     mentioning its identifiers)."""
-    lang, pattern, runner, db = vocab.STACKS[index % len(vocab.STACKS)]
+    lang, pattern, _runner, _db = vocab.STACKS[index % len(vocab.STACKS)]
     facts: list[Fact] = []
     noise: list[str] = []
     for verb, noun in fn_pairs:
@@ -117,7 +117,7 @@ def migration_facts(rng: random.Random, n: int) -> list[Fact]:
 
 def config_facts(project: str, index: int, rng: random.Random) -> list[Fact]:
     """Settings every project has with its own values (the project-named facts)."""
-    lang, _pattern, runner, db = vocab.STACKS[index % len(vocab.STACKS)]
+    _lang, _pattern, runner, db = vocab.STACKS[index % len(vocab.STACKS)]
     pool, over = rng.choice((5, 8, 10, 12, 16, 20, 25, 30)), rng.choice((2, 4, 5, 10))
     timeout, gateway = rng.choice((5, 8, 10, 15, 20, 30, 45)), rng.choice((30, 60, 90, 120))
     target = rng.choice(vocab.DEPLOY_TARGETS)

@@ -130,7 +130,9 @@ def _build_project(
     slots: list[list[F.Fact]] = [[] for _ in range(SESSIONS_PER_PROJECT)]
     for i, fact in enumerate(facts):
         slots[i % SESSIONS_PER_PROJECT].append(fact)
-    for i, mig in zip(rng.sample(range(SESSIONS_PER_PROJECT), len(migrations)), migrations):
+    for i, mig in zip(
+        rng.sample(range(SESSIONS_PER_PROJECT), len(migrations)), migrations, strict=False
+    ):
         slots[i].append(mig)
     noise_iter = itertools.cycle(noise)
     sessions = []
@@ -149,7 +151,7 @@ def _build_project(
                 if isinstance(item, F.Fact)
                 else (_chatter(rng, index), item)
             )
-            for role, text in zip(("user", "assistant"), pair):
+            for role, text in zip(("user", "assistant"), pair, strict=False):
                 at += timedelta(seconds=rng.randint(20, 240))
                 turns.append(Turn(f"{project}/{s}/{len(turns)}", role, text, at))
             if isinstance(item, F.Fact):

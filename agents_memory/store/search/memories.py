@@ -93,7 +93,7 @@ def _weak(
     """Both arms weak: the rows holding the query's words (ILIKE) instead, or the hybrid's
     weak matches when no row holds any of them."""
     fallback = ilike(conn, user_id, query_terms(query), filters, tag, tuning)
-    weak = (
+    weak = "weak match: " + (
         "no full-text match"
         if hybrid.top_similarity is None
         else f"no full-text match and the best similarity {hybrid.top_similarity:.3f} is"

@@ -131,8 +131,34 @@ def query_dates(query: str, slack_days: float) -> tuple[tuple[datetime, datetime
 
 _PROJECT_WORD = re.compile(r"[a-z0-9][a-z0-9._-]*[a-z0-9]")
 _PATH_PARTS = frozenset(
-    "home users user src dev work code projects project repos repo git tmp var opt srv mnt root"
-    " workspace workspaces the and for with what which".split()
+    [
+        "home",
+        "users",
+        "user",
+        "src",
+        "dev",
+        "work",
+        "code",
+        "projects",
+        "project",
+        "repos",
+        "repo",
+        "git",
+        "tmp",
+        "var",
+        "opt",
+        "srv",
+        "mnt",
+        "root",
+        "workspace",
+        "workspaces",
+        "the",
+        "and",
+        "for",
+        "with",
+        "what",
+        "which",
+    ]
 )
 MAX_PROJECT_WORDS = 16
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from pgvector.psycopg import register_vector
 
 from agents_memory.embeddings import to_halfvec
 from agents_memory.recall.search import search_request
@@ -44,10 +45,14 @@ from bench.codeset.bm25 import BM25
 from bench.codeset.generate import KINDS
 from bench.codeset.vectors import vectors
 
+LIMIT = 10
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "recency-off": {"recency_halflife_days": 1e9},
     "no-neighbours": {"neighbour_weight": 0.0},
+    "neighbours-0.25": {"neighbour_weight": 0.25},
+    "project-1.0": {"project_weight": 1.0},
+    "date-1.0": {"date_weight": 1.0},
     "no-session": {"session_weight": 0.0},
     "no-context": {"neighbour_weight": 0.0, "session_weight": 0.0},
     "lexical-w0.3": {"lexical_weight": 0.3},
@@ -67,6 +72,7 @@ def ingest(db: common.BenchDB, cs: CodeSet, pv: dict[str, Any], cache: Path) -> 
         raise SystemExit(f"backfill failed: {proc.stderr.strip()}")
     out: dict[int, str] = {}
     with psycopg.connect(url) as conn:
+        register_vector(conn)
         rows = conn.execute(
             "SELECT m.id, m.session_id, m.message_at, m.message, " + PREVIOUS_SQL + " FROM memory m"
         ).fetchall()
@@ -89,7 +95,8 @@ def ingest(db: common.BenchDB, cs: CodeSet, pv: dict[str, Any], cache: Path) -> 
         analyze_memory(conn)
         refresh_search_lexemes(conn, force=True)
         conn.commit()
-    print(f"imported {len(rows)} rows ({len(out)} mapped, {len(redo)} embedded afresh)")
+    fresh_n = len(redo) if pv else 0
+    print(f"imported {len(rows)} rows ({len(out)} mapped, {fresh_n} embedded afresh)")
     return out
 
 
@@ -106,7 +113,7 @@ def run_queries(
             started = time.perf_counter()
             request = search_request(
                 query=text, p_tag=None, date_range=None, role=None, agent_platform=None,
-                device_scope="global", limit=10, include_archived=False, device_name=None,
+                device_scope="global", limit=LIMIT, include_archived=False, device_name=None,
                 now=datetime.now(UTC),
             )  # fmt: skip
             res = search_memories(
@@ -146,6 +153,17 @@ def dump(
                 "conf": h.confidence,
             }))  # fmt: skip
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def print_misses(cs: CodeSet, texts: dict[str, str], ranked: list[list[str]]) -> None:
+    """The tuning half's questions whose gold is not in the top 5, with the top 3 found."""
+    for q, ids in zip(cs.questions, ranked, strict=True):
+        if q.half != "tuning" or any(k in q.gold for k in ids[:5]):
+            continue
+        rank = next((i + 1 for i, k in enumerate(ids) if k in q.gold), None)
+        print(f"MISS {q.kind} rank {rank}: {q.text}\n  gold {q.gold[0]}: {texts[q.gold[0]]}")
+        for k in ids[:3]:
+            print(f"  got {k}: {texts[k][:100]}")
 
 
 def flagged(res: SearchResult) -> bool:
@@ -193,6 +211,7 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print only, keep RESULTS.md")
     parser.add_argument("--no-vectors", action="store_true", help="full-text path only")
     parser.add_argument("--dump", type=Path, help="write each hit's confidence inputs (JSONL)")
+    parser.add_argument("--misses", action="store_true", help="print the tuning half's misses")
     args = parser.parse_args()
     head = common.header(common.command_line())
     cs = generate(args.seed)
@@ -213,7 +232,9 @@ def main() -> None:
             non, _t = run_queries(db, cs.nonsense, qv, tuning)
             off, _t = run_queries(db, cs.offtopic, qv, tuning)
             if args.dump:
-                dump(args.dump, cs, key_of, res, non, off)
+                dump(args.dump.with_suffix(f".{name}.jsonl"), cs, key_of, res, non, off)
+            if args.misses:
+                print_misses(cs, texts, ranked)
             p = common.summary_ms(times)
             flags.append([
                 name, f"{np.mean([flagged(r) for r in non]):.2f}",

@@ -107,12 +107,15 @@ class SearchTuning:
     project_weight: float = 0.6
     """Added for turns of a project the query names (a directory of the turn's working
     directory, or its project tag, is a word of the query)."""
-    confidence_weights: tuple[float, float, float, float] = (-3.0, 4.0, 20.0, 0.82)
+    confidence_weights: tuple[float, float, float, float] = (-5.47, 4.74, 4.66, 0.82)
     """(bias, weight of the query coverage, weight of the cosine, cosine centre) of a hit's
-    confidence (:mod:`agents_memory.store.search.confidence`), fitted on the coding set's
-    tuning half."""
-    weak_below: float = 0.3
-    """A search whose best hit's confidence is below this says its matches are weak."""
+    confidence (:mod:`agents_memory.store.search.confidence`): a logistic regression of "this
+    hit is the gold turn" fitted on the coding set's tuning half (bench/RESULTS.md). With
+    near-duplicates in the pool a right answer often reads 0.1-0.3."""
+    weak_below: float = 0.02
+    """A search whose best hit's confidence is below this says its matches are weak. On the
+    coding set's tuning half: every nonsense and off-topic query is below 0.006, every real
+    question's best hit at 0.045 or more."""
     rare_share: float = 0.01
     """A query word at most this share of the rows hold is rare: a turn holding every rare
     word is never outranked by a turn lifted only by its context."""

@@ -319,10 +319,11 @@ def _scored(dated: sql.Composable, named: sql.Composable) -> sql.Composed:
 
 
 def _top_hits() -> tuple[sql.Composed, ...]:
-    """``top_hits``: the best ``limit`` rows by final score. A row that does not hold every
-    rare word of the query (``all_rare``) may not climb by its context (neighbours, session)
-    above the weakest row that does: its score is capped there unless its own score (fused,
-    date and project bonus) is higher."""
+    """``top_hits``: the best ``limit`` rows by final score. A row in play only through its
+    context (in neither arm's hits) and not holding every rare word of the query
+    (``all_rare``) may not climb by its neighbours and session above the weakest row that holds
+    them all: its score is capped there unless its own score (fused, date and project bonus)
+    is higher."""
     return (
         cte(
             "raw_scores",
@@ -330,14 +331,18 @@ def _top_hits() -> tuple[sql.Composed, ...]:
                 "SELECT s.*, (s.local + s.sess + s.dated + s.proj) * s.recency * s.pinned AS raw,"
                 " (s.fused + s.dated + s.proj) * s.recency * s.pinned AS own,"
                 " min((s.local + s.sess + s.dated + s.proj) * s.recency * s.pinned)"
-                "  FILTER (WHERE s.all_rare) OVER () AS rare_floor FROM scored s"
+                "  FILTER (WHERE s.all_rare) OVER () AS rare_floor,"
+                " NOT EXISTS (SELECT 1 FROM fulltext_hits f WHERE f.id = s.id)"
+                "  AND NOT EXISTS (SELECT 1 FROM vector_hits v WHERE v.id = s.id) AS context_only"
+                " FROM scored s"
             ),
             materialized=False,
         ),
         cte(
             "top_hits",
             sql.SQL(
-                "SELECT s.*, CASE WHEN s.all_rare OR s.rare_floor IS NULL THEN s.raw"
+                "SELECT s.*, CASE WHEN s.all_rare OR NOT s.context_only OR s.rare_floor IS NULL"
+                " THEN s.raw"
                 " ELSE least(s.raw, greatest(s.own, s.rare_floor * 0.999)) END AS score"
                 " FROM raw_scores s ORDER BY score DESC, s.message_at DESC, s.id DESC"
                 " LIMIT %(limit)s"

@@ -280,7 +280,8 @@ def main() -> None:
     if args.no_vectors:
         convs = locomo_data.load(args.data)
         turn_vecs = q_vecs = None
-        args.variants = "lexical-only"
+        if not all(v.startswith("lexical-") for v in args.variants.split(",")):
+            args.variants = "lexical-only"
     else:
         convs, turn_vecs, q_vecs = embed_cache.locomo_vectors(args.data, args.cache)
     questions = {q.qid: q for c in convs for q in c.questions}
@@ -311,6 +312,14 @@ def main() -> None:
         "neighbours-span1": (replace(base, neighbour_span=1), {}),
         "session-0.2": (replace(base, session_weight=0.2), {}),
         "stats-100": (replace(base, stats_rows=100), {}),
+        "no-rare-rule": (replace(base, rare_share=-1.0), {}),
+        "no-date-arm": (replace(base, date_candidates=0, dated_recency_off=False), {}),
+        "no-project": (replace(base, project_weight=0.0), {}),
+        "lexical-no-rare-rule": (replace(base, rare_share=-1.0), {"use_vector": False}),
+        "lexical-no-date-arm": (
+            replace(base, date_candidates=0, dated_recency_off=False),
+            {"use_vector": False},
+        ),
     }
     with common.bench_db() as db:
         started = time.perf_counter()

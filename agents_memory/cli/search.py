@@ -115,14 +115,14 @@ def _print_table(result: SearchResult) -> None:
         cells = (
             str(hit.id),
             hit.message_at.astimezone().strftime("%Y-%m-%d\n%H:%M"),
-            f"{where}\n{_why(result, hit.why)}",
+            f"{where}\n{_why(result, hit.why, hit.confidence)}",
             message,
         )
         table.add_row(*(Text(cell) for cell in cells))
     console.print(table)
 
 
-def _why(result: SearchResult, why: MatchWhy) -> str:
+def _why(result: SearchResult, why: MatchWhy, confidence: float | None = None) -> str:
     parts: list[str] = []
     if why.fts_rank is not None:
         parts.append(f"fts#{why.fts_rank}")
@@ -134,4 +134,6 @@ def _why(result: SearchResult, why: MatchWhy) -> str:
         parts.append(f"{why.words_matched} word(s)")
     if why.score is not None:
         parts.append(f"score {why.score:.4f}")
+    if confidence is not None:
+        parts.append(f"conf {confidence:.2f}")
     return " ".join(parts) or result.used

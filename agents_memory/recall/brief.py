@@ -206,6 +206,8 @@ def _tools_section() -> Section:
         [
             "- Call `memory_startup` for the full brief; `search_memory` before assuming past "
             'decisions, names or preferences (use agent_platform:"*" for every agent).',
+            "- Search hints: pass identifiers, paths and error text verbatim; name the project"
+            " and the day (YYYY-MM-DD) when you know them; a `weak` result means nothing matched.",
             "- `manage_knowledge` action=add pins a fact the user asks you to remember.",
         ],
         required=True,

@@ -37,6 +37,7 @@ class SearchHitOut(BaseModel):
     device_name: str | None = None
     cwd: str | None = None
     similarity: float | None = None
+    confidence: float | None = None
     why: dict[str, Any] = {}
 
 
@@ -48,6 +49,7 @@ class SearchOutput(BaseModel):
     threshold: float | None = None
     p_tag: str | None = None
     vector_used: bool = False
+    weak: bool = False
     results: list[SearchHitOut] = []
 
 

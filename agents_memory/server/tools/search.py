@@ -59,7 +59,10 @@ def register(server: MCPServer[Any]) -> None:
         ] = False,
     ) -> search_tool.SearchOutput:
         """Search the shared memory of all agents: full-text and meaning, newest first when
-        equally relevant. Use it before assuming what was decided, named or preferred."""
+        equally relevant. Use it before assuming what was decided, named or preferred.
+        Put identifiers, file paths and error messages in the query verbatim, and name the
+        project and the day (YYYY-MM-DD) when you know them: they narrow the search. Each
+        result has a confidence; ``weak`` true (with a note) means nothing matched well."""
         return search_tool.run_search(
             state_of(ctx),
             query=query,

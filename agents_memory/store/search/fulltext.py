@@ -30,6 +30,8 @@ NO_BM25 = sql.SQL("SELECT NULL::bigint AS id, NULL::float8 AS bm25 WHERE false")
 WEIGHT = sql.SQL("(SELECT fq.w_lex FROM fulltext_query fq)")
 """The full-text arm's weight in the fusion (0 when none of the query's words is a term)."""
 FLOOR = sql.SQL("(SELECT fq.lex_floor FROM fulltext_query fq)")
+ALL_RARE = sql.SQL("(SELECT r.q FROM all_rare r)")
+"""Every rare word of the query (``SearchTuning.rare_share``) as one tsquery (``NULL``: none)."""
 """The least BM25 the fusion divides by (``SearchTuning.lexical_floor``)."""
 
 
@@ -47,6 +49,7 @@ def fulltext_arm(
         "lex_floor": tuning.lexical_floor,
         "k1": tuning.bm25_k1,
         "b": tuning.bm25_b,
+        "rare_share": tuning.rare_share,
     }
     if terms.tsquery_all is not None:
         params["all"] = terms.tsquery_all
@@ -281,6 +284,15 @@ def _scored_candidates(
                 "SELECT c.id, c.message_at, coalesce(s.bm25, 0) AS bm25"
                 " FROM fulltext_candidates c LEFT JOIN ({bm25}) s ON s.id = c.id"
             ).format(bm25=_bm25_of_candidates()),
+        ),
+        cte(
+            "all_rare",
+            sql.SQL(
+                "SELECT string_agg(querytree(te.q), ' & ' ORDER BY te.ord)::tsquery AS q"
+                " FROM term_estimates te CROSS JOIN sample_stats st"
+                " WHERE te.est <= %(rare_share)s * st.n * st.scale"
+                " AND EXISTS (SELECT 1 FROM fulltext_candidates c WHERE c.fts @@ te.q)"
+            ),
         ),
         cte(
             "fulltext_hits",

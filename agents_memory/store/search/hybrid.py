@@ -15,7 +15,7 @@ from psycopg import sql
 from agents_memory.store.search.rows import HIT_COLUMNS, HIT_WIDTH, TAG_JOIN, hybrid_hit
 from agents_memory.store.search.scope import TagFilter, filter_sql
 from agents_memory.store.search.statement import hybrid_statement
-from agents_memory.store.search.terms import query_dates, query_terms
+from agents_memory.store.search.terms import project_words, query_dates, query_terms
 from agents_memory.store.search.types import SearchFilters, SearchHit, SearchTuning, Used
 
 
@@ -99,6 +99,8 @@ def search_statement(
     return hybrid_statement(
         terms=query_terms(query),
         dates=query_dates(query, tuning.date_slack_days),
+        anchors=query_dates(query, 0.0),
+        projects=project_words(query),
         vector=vector,
         filters=filters,
         where=filter_sql(filters, tag, user_id),

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from agents_memory.store.search.confidence import assess
 from agents_memory.store.search.fallback import ilike, recency
 from agents_memory.store.search.hybrid import Hybrid, prepare_session, run_hybrid
 from agents_memory.store.search.scope import TagFilter, resolve_p_tag
@@ -63,9 +64,14 @@ def _ranked(
     )
     if not strong:
         return _weak(conn, user_id, query, hybrid, note, filters, tag, tuning, vector is not None)
+    hits, weak = assess(query, hybrid.hits, tuning)
+    if weak:
+        best = max((h.confidence or 0.0 for h in hits), default=0.0)
+        note = _join_notes(note, _weak_note(best, tuning))
     return SearchResult(
         used=hybrid.used,
-        hits=hybrid.hits,
+        hits=hits,
+        weak=weak,
         note=note,
         top_similarity=hybrid.top_similarity,
         p_tag=tag.name if tag else None,
@@ -87,7 +93,7 @@ def _weak(
     """Both arms weak: the rows holding the query's words (ILIKE) instead, or the hybrid's
     weak matches when no row holds any of them."""
     fallback = ilike(conn, user_id, query_terms(query), filters, tag, tuning)
-    weak = (
+    weak = "weak match: " + (
         "no full-text match"
         if hybrid.top_similarity is None
         else f"no full-text match and the best similarity {hybrid.top_similarity:.3f} is"
@@ -99,14 +105,23 @@ def _weak(
     else:
         used, hits = "ilike", fallback
         why = f"{weak}; matched by words instead"
+    hits, _weak_hits = assess(query, hits, tuning)
     return SearchResult(
         used=used,
         hits=hits,
+        weak=True,
         note=_join_notes(note, why),
         top_similarity=hybrid.top_similarity,
         threshold=tuning.fallback_threshold,
         p_tag=tag.name if tag else None,
         vector_used=vector_used,
+    )
+
+
+def _weak_note(best: float, tuning: SearchTuning) -> str:
+    return (
+        f"weak match: the best hit's confidence {best:.2f} is below {tuning.weak_below}; nothing"
+        " in memory may answer this (try the exact identifier, error text or project name)"
     )
 
 

@@ -43,6 +43,8 @@ def hybrid_hit(row: Sequence[Any]) -> SearchHit:
     """A hit from a row of the hybrid statement (its score columns follow the hit's)."""
     fts_rank, fts_score, vec_rank, similarity, fused, context, dated = row[HIT_WIDTH:][:7]
     recency, pinned, score = row[HIT_WIDTH + 7 :][:3]
+    extra = row[HIT_WIDTH + 13 :]
+    project, all_rare = (extra[0], extra[1]) if len(extra) >= 2 else (None, None)
     arms: list[Arm] = []
     if fts_rank is not None:
         arms.append("fulltext")
@@ -59,6 +61,8 @@ def hybrid_hit(row: Sequence[Any]) -> SearchHit:
         fused_score=float(fused),
         context_boost=float(context),
         date_boost=float(dated) if dated else None,
+        project_boost=float(project) if project else None,
+        all_rare=bool(all_rare) if all_rare else None,
         recency_factor=float(recency),
         pinned_factor=float(pinned),
         score=float(score),

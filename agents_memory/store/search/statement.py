@@ -28,6 +28,7 @@ from agents_memory.store.search.terms import QueryTerms
 from agents_memory.store.search.types import SearchFilters, SearchTuning
 
 NO_VECTOR_HITS = empty_cte("vector_hits", "id bigint, distance float8, rank bigint")
+NO_DATE_HITS = empty_cte("date_hits", "id bigint")
 NO_NEIGHBOURS = empty_cte("neighbours", "anchor bigint, id bigint, dist bigint")
 _SESSION = sql.SQL("r.agent_platform, coalesce(r.session_id, r.id::text)")
 
@@ -36,6 +37,8 @@ def hybrid_statement(
     *,
     terms: QueryTerms,
     dates: tuple[tuple[datetime, datetime], ...],
+    anchors: tuple[tuple[datetime, datetime], ...] = (),
+    projects: tuple[str, ...] = (),
     vector: str | None,
     filters: SearchFilters,
     where: sql.Composable,
@@ -54,8 +57,15 @@ def hybrid_statement(
     parts = (
         fulltext.fulltext_arm(terms, where, tuning, pool=pool, with_vector=vector is not None),
         vector_arm(vector, where, pool),
+        date_arm(anchors, where, tuning),
         neighbours(where, tuning),
-        fusion(lexical=lexical, with_vector=vector is not None, dates=dates, tuning=tuning),
+        fusion(
+            lexical=lexical,
+            with_vector=vector is not None,
+            dates=dates,
+            projects=projects,
+            tuning=tuning,
+        ),
     )
     params: dict[str, Any] = {"limit": filters.limit}
     for part in parts:
@@ -81,6 +91,24 @@ def vector_arm(vector: str | None, where: sql.Composable, pool: int) -> Part:
         "  ORDER BY m.embedding <=> %(qvec)s::halfvec LIMIT {pool}) s"
     ).format(filters=where, pool=sql.Literal(pool))
     return Part((cte("vector_hits", body),), {"qvec": vector})
+
+
+def date_arm(
+    anchors: tuple[tuple[datetime, datetime], ...], where: sql.Composable, tuning: SearchTuning
+) -> Part:
+    """``date_hits``: the rows on the days the query names (its anchors, no slack), newest
+    ``date_candidates`` of each day, so an old turn of that day is in play even when neither
+    arm reached it; none without a date."""
+    if not anchors or tuning.date_candidates <= 0:
+        return Part((NO_DATE_HITS,))
+    body = sql.SQL(
+        "SELECT x.id FROM unnest(%(a_from)s::timestamptz[], %(a_to)s::timestamptz[]) d(a, b)"
+        " CROSS JOIN LATERAL (SELECT m.id FROM memory m WHERE {filters}"
+        "  AND m.message_at >= d.a AND m.message_at < d.b"
+        "  ORDER BY m.message_at DESC LIMIT {n}) x"
+    ).format(filters=where, n=sql.Literal(tuning.date_candidates))
+    params = {"a_from": [a for a, _ in anchors], "a_to": [b for _, b in anchors]}
+    return Part((cte("date_hits", body),), params)
 
 
 def neighbours(where: sql.Composable, tuning: SearchTuning) -> Part:
@@ -131,23 +159,45 @@ def date_bonus(
     return bonus, params
 
 
+def project_bonus(
+    projects: tuple[str, ...], tuning: SearchTuning
+) -> tuple[sql.Composable, dict[str, Any]]:
+    """The bonus of a row (alias ``r``) of a project the query names: a directory of its
+    working directory, or its canonical project tag, is one of the query's words."""
+    if not projects or tuning.project_weight <= 0:
+        return sql.SQL("0::float8"), {}
+    bonus = sql.SQL(
+        "CASE WHEN string_to_array(lower(coalesce(r.cwd, '')), '/') && %(proj_words)s::text[]"
+        " OR (r.p_tag_id IS NOT NULL AND lower((SELECT t.name FROM project_tags t"
+        "  WHERE t.id = canonical_project_tag_id(r.p_tag_id))) = ANY(%(proj_words)s::text[]))"
+        " THEN %(proj_w)s::float8 ELSE 0::float8 END"
+    )
+    return bonus, {"proj_words": list(projects), "proj_w": tuning.project_weight}
+
+
 def fusion(
     *,
     lexical: bool,
     with_vector: bool,
     dates: tuple[tuple[datetime, datetime], ...],
+    projects: tuple[str, ...] = (),
     tuning: SearchTuning,
 ) -> Part:
-    """The rows in play scored by both arms, fused, given their context and date bonus, and
-    the best ``limit`` of them (``top_hits``)."""
+    """The rows in play scored by both arms, fused, given their context, date and project
+    bonus, and the best ``limit`` of them (``top_hits``)."""
     dated, date_params = date_bonus(dates, tuning)
+    named, project_params = project_bonus(projects, tuning)
+    halflife = tuning.recency_halflife_days
+    if dates and tuning.dated_recency_off:
+        halflife = 1e9  # a question that names its day is not about the newest rows
     params = {
         "decay": tuning.neighbour_decay,
         "neighbour": tuning.neighbour_weight,
         "session_w": tuning.session_weight,
-        "halflife": tuning.recency_halflife_days,
+        "halflife": halflife,
         "pinned": tuning.pinned_boost,
         **date_params,
+        **project_params,
     }
     ctes = (
         _in_play(with_vector),
@@ -158,8 +208,8 @@ def fusion(
         ),
         _fused(lexical, with_vector),
         *_context(),
-        _scored(dated),
-        _top_hits(),
+        _scored(dated, named),
+        *_top_hits(),
     )
     return Part(ctes, params)
 
@@ -174,9 +224,9 @@ def _in_play(with_vector: bool) -> sql.Composed:
         "in_play",
         sql.SQL(
             "SELECT m.id, m.agent_platform, m.session_id, m.message_at, m.is_pinned, m.fts,"
-            " {cosine} AS cos"
+            " m.cwd, m.p_tag_id, {cosine} AS cos"
             " FROM (SELECT id FROM fulltext_hits UNION SELECT id FROM vector_hits"
-            "  UNION SELECT id FROM neighbours) e"
+            "  UNION SELECT id FROM neighbours UNION SELECT id FROM date_hits) e"
             " JOIN memory m ON m.id = e.id"
         ).format(cosine=cosine),
     )
@@ -199,17 +249,19 @@ def _fused(lexical: bool, with_vector: bool) -> sql.Composed:
     """``fused``: each row in play with its BM25 and the arms' normalised scores, weighted."""
     w_lex, w_vec = _weights(lexical, with_vector)
     floor = fulltext.FLOOR if lexical else sql.SQL("0::float8")
+    all_rare = fulltext.ALL_RARE if lexical else sql.SQL("NULL::tsquery")
     return cte(
         "fused",
         sql.SQL(
             "SELECT p.id, p.agent_platform, p.session_id, p.message_at, p.is_pinned, p.cos,"
-            " coalesce(l.bm25, 0) AS bm25,"
+            " p.cwd, p.p_tag_id, coalesce(l.bm25, 0) AS bm25,"
+            " coalesce(p.fts @@ {all_rare}, false) AS all_rare,"
             " {w_lex} * coalesce(l.bm25 / nullif(greatest(max(l.bm25) OVER (), {floor}), 0), 0)"
             " + {w_vec} * coalesce((p.cos - min(p.cos) OVER ())"
             "  / nullif(max(p.cos) OVER () - min(p.cos) OVER (), 0),"
             "  CASE WHEN p.cos IS NULL THEN 0 ELSE 1 END) AS fused"
             " FROM in_play p LEFT JOIN in_play_bm25 l ON l.id = p.id"
-        ).format(w_lex=w_lex, floor=floor, w_vec=w_vec),
+        ).format(w_lex=w_lex, floor=floor, w_vec=w_vec, all_rare=all_rare),
     )
 
 
@@ -247,34 +299,56 @@ def _context() -> tuple[sql.Composed, ...]:
     )
 
 
-def _scored(dated: sql.Composable) -> sql.Composed:
-    """``scored``: a share of the session's best three scores, the date bonus, the recency
-    prior and the pinned boost of each row."""
+def _scored(dated: sql.Composable, named: sql.Composable) -> sql.Composed:
+    """``scored``: a share of the session's best three scores, the date and project bonuses,
+    the recency prior and the pinned boost of each row."""
     return cte(
         "scored",
         sql.SQL(
             "SELECT r.*,"
             " %(session_w)s * avg(r.local) FILTER (WHERE r.srank <= 3) OVER (PARTITION BY"
             "  {session}) AS sess,"
-            " {dated} AS dated,"
+            " {dated} AS dated, {named} AS proj,"
             " 0.5 + 0.5 * power(2.0::float8, -greatest(0, extract(epoch FROM now() - r.message_at))"
             "  / 86400.0 / %(halflife)s) AS recency,"
             " CASE WHEN r.is_pinned THEN %(pinned)s::float8 ELSE 1.0 END AS pinned"
             " FROM session_ranked r"
-        ).format(session=_SESSION, dated=dated),
+        ).format(session=_SESSION, dated=dated, named=named),
         materialized=False,
     )
 
 
-def _top_hits() -> sql.Composed:
-    """``top_hits``: the best ``limit`` rows by final score."""
-    return cte(
-        "top_hits",
-        sql.SQL(
-            "SELECT s.*, (s.local + s.sess + s.dated) * s.recency * s.pinned AS score"
-            " FROM scored s ORDER BY score DESC, s.message_at DESC, s.id DESC LIMIT %(limit)s"
+def _top_hits() -> tuple[sql.Composed, ...]:
+    """``top_hits``: the best ``limit`` rows by final score. A row in play only through its
+    context (in neither arm's hits) and not holding every rare word of the query
+    (``all_rare``) may not climb by its neighbours and session above the weakest row that holds
+    them all: its score is capped there unless its own score (fused, date and project bonus)
+    is higher."""
+    return (
+        cte(
+            "raw_scores",
+            sql.SQL(
+                "SELECT s.*, (s.local + s.sess + s.dated + s.proj) * s.recency * s.pinned AS raw,"
+                " (s.fused + s.dated + s.proj) * s.recency * s.pinned AS own,"
+                " min((s.local + s.sess + s.dated + s.proj) * s.recency * s.pinned)"
+                "  FILTER (WHERE s.all_rare) OVER () AS rare_floor,"
+                " NOT EXISTS (SELECT 1 FROM fulltext_hits f WHERE f.id = s.id)"
+                "  AND NOT EXISTS (SELECT 1 FROM vector_hits v WHERE v.id = s.id) AS context_only"
+                " FROM scored s"
+            ),
+            materialized=False,
         ),
-        materialized=False,
+        cte(
+            "top_hits",
+            sql.SQL(
+                "SELECT s.*, CASE WHEN s.all_rare OR NOT s.context_only OR s.rare_floor IS NULL"
+                " THEN s.raw"
+                " ELSE least(s.raw, greatest(s.own, s.rare_floor * 0.999)) END AS score"
+                " FROM raw_scores s ORDER BY score DESC, s.message_at DESC, s.id DESC"
+                " LIMIT %(limit)s"
+            ),
+            materialized=False,
+        ),
     )
 
 
@@ -289,7 +363,7 @@ def result_rows(
         " SELECT {columns}, f.rank, CASE WHEN {w_lex} > 0 THEN tp.bm25 END, v.rank, tp.cos,"
         "  tp.fused, tp.local - tp.fused + tp.sess, tp.dated, tp.recency, tp.pinned, tp.score,"
         "  (SELECT count(*) FROM fulltext_hits), (SELECT count(*) FROM vector_hits),"
-        "  (SELECT 1 - min(distance) FROM vector_hits)"
+        "  (SELECT 1 - min(distance) FROM vector_hits), tp.proj, tp.all_rare"
         " FROM top_hits tp JOIN memory m ON m.id = tp.id LEFT JOIN fulltext_hits f"
         "  ON f.id = tp.id LEFT JOIN vector_hits v ON v.id = tp.id {tag_join}"
         " ORDER BY tp.score DESC, m.message_at DESC, m.id DESC"

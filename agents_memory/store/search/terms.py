@@ -125,3 +125,49 @@ def query_dates(query: str, slack_days: float) -> tuple[tuple[datetime, datetime
             if (start - slack, end + slack) not in out:
                 out.append((start - slack, end + slack))
     return tuple(out[:MAX_DATES])
+
+
+# --- project names the query may mention ---------------------------------------------------
+
+_PROJECT_WORD = re.compile(r"[a-z0-9][a-z0-9._-]*[a-z0-9]")
+_PATH_PARTS = frozenset(
+    [
+        "home",
+        "users",
+        "user",
+        "src",
+        "dev",
+        "work",
+        "code",
+        "projects",
+        "project",
+        "repos",
+        "repo",
+        "git",
+        "tmp",
+        "var",
+        "opt",
+        "srv",
+        "mnt",
+        "root",
+        "workspace",
+        "workspaces",
+        "the",
+        "and",
+        "for",
+        "with",
+        "what",
+        "which",
+    ]
+)
+MAX_PROJECT_WORDS = 16
+
+
+def project_words(query: str) -> tuple[str, ...]:
+    """The query's words that could name a project (a project tag or a directory of a session's
+    working directory): lower-cased, at least three characters, not a usual path part."""
+    out: list[str] = []
+    for word in _PROJECT_WORD.findall(query.lower()):
+        if len(word) >= 3 and word not in _PATH_PARTS and word not in out:
+            out.append(word)
+    return tuple(out[:MAX_PROJECT_WORDS])

@@ -99,6 +99,26 @@ class SearchTuning:
     """Added for turns whose time falls on a date the query names (about the fused score of a
     good match: a question that names a day is mostly about that day)."""
     date_slack_days: float = 3.0
+    date_candidates: int = 200
+    """The newest this many rows of each day the query names are in play (through the time
+    index), so an old turn of that day is ranked even when neither arm reached it."""
+    dated_recency_off: bool = True
+    """A query that names a day is not about the newest rows: no recency prior for it."""
+    project_weight: float = 0.6
+    """Added for turns of a project the query names (a directory of the turn's working
+    directory, or its project tag, is a word of the query)."""
+    confidence_weights: tuple[float, float, float, float] = (-5.47, 4.74, 4.66, 0.82)
+    """(bias, weight of the query coverage, weight of the cosine, cosine centre) of a hit's
+    confidence (:mod:`agents_memory.store.search.confidence`): a logistic regression of "this
+    hit is the gold turn" fitted on the coding set's tuning half (bench/RESULTS.md). With
+    near-duplicates in the pool a right answer often reads 0.1-0.3."""
+    weak_below: float = 0.02
+    """A search whose best hit's confidence is below this says its matches are weak. On the
+    coding set's tuning half: every nonsense and off-topic query is below 0.006, every real
+    question's best hit at 0.045 or more."""
+    rare_share: float = 0.01
+    """A query word at most this share of the rows hold is rare: a turn holding every rare
+    word is never outranked by a turn lifted only by its context."""
     ilike_scan_rows: int = 20_000
     """The ILIKE fallback looks at most at this many newest rows (it cannot use an index)."""
     plan_once: bool = True
@@ -133,6 +153,10 @@ class MatchWhy:
     """What the row's session neighbours and its session added."""
     date_boost: float | None = None
     """What a date named in the query added."""
+    project_boost: float | None = None
+    """What a project named in the query added."""
+    all_rare: bool | None = None
+    """Whether the row holds every rare word of the query."""
     recency_factor: float | None = None
     pinned_factor: float | None = None
     score: float | None = None
@@ -160,6 +184,8 @@ class SearchHit:
     archived: bool = False
     """Archived (``manage_knowledge remove``, or by age): found only with ``include_archived``;
     ``mcp-agents-memory restore --id`` brings it back."""
+    confidence: float | None = None
+    """Roughly the chance that this is the turn asked for (:mod:`.confidence`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +200,8 @@ class SearchResult:
     """The canonical name the ``p_tag`` filter resolved to."""
     vector_used: bool = field(default=False)
     """Whether the vector arm ran (pgvector present and a query vector given)."""
+    weak: bool = False
+    """Whether the best hit is weak (nothing in memory matches the query well)."""
 
     @property
     def count(self) -> int:
@@ -189,6 +217,7 @@ class SearchResult:
             "threshold": self.threshold,
             "p_tag": self.p_tag,
             "vector_used": self.vector_used,
+            "weak": self.weak,
             "results": [
                 {
                     "id": h.id,
@@ -205,6 +234,7 @@ class SearchResult:
                     "device_name": h.device_name,
                     "cwd": h.cwd,
                     "similarity": h.why.similarity,
+                    "confidence": h.confidence,
                     "why": {
                         k: (list(v) if isinstance(v, tuple) else v)
                         for k, v in asdict(h.why).items()

@@ -28,8 +28,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from agents_memory.admission.secret_formats import PLACEHOLDER_PREFIX
 from agents_memory.admission.secret_formats import RULES as _RULES
@@ -41,6 +40,7 @@ from agents_memory.admission.secret_names import assignment_kind as _assignment_
 from agents_memory.admission.secret_names import wordset as _wordset
 from agents_memory.admission.secret_screen import CURL_RULES as _CURL_RULES
 from agents_memory.admission.secret_screen import DAPI_RULES as _DAPI_RULES
+from agents_memory.admission.secret_screen import SCREEN as _SCREEN
 from agents_memory.admission.secret_screen import SYNTAXES as _SYNTAXES
 from agents_memory.admission.secret_screen import Screened as _Screened
 from agents_memory.admission.secret_screen import screen as _screen
@@ -51,9 +51,10 @@ _TOKEN_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU
 _NAME_CHARS: Final = _TOKEN_CHARS | {"."}
 
 
-@dataclass(frozen=True, slots=True)
-class RedactionResult:
-    """The redacted text and ``(kind, count)`` pairs, sorted by kind; never the secret values."""
+class RedactionResult(NamedTuple):
+    """The redacted text and ``(kind, count)`` pairs, sorted by kind; never the secret values.
+
+    A named tuple: built for every captured turn, it costs half of a frozen dataclass."""
 
     text: str
     counts: tuple[tuple[str, int], ...] = ()
@@ -174,25 +175,41 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     enabled, markers = seen.enabled, seen.markers
     if "dapi" in text:
         enabled |= _DAPI_RULES
-    flags = dashes or _SYNTAXES in enabled
-    if not flags and "gate" in markers:  # a mysql or docker -p, or an XML pair or element
-        flags = "mysql" in text or "login" in text
+    syntaxes = _syntax_literals(text, markers, dashes, _SYNTAXES in enabled)
     enabled.discard(_SYNTAXES)
     if "curl" in markers or (dashes and "--user" in text):
         enabled |= _CURL_RULES
-    if not enabled and not flags:
+    if not enabled and syntaxes is None:
         return []
     found: list[tuple[int, int, str]] = []
     for index in sorted(enabled):
         found.extend(_apply(_RULES[index], text))
     found.extend(_assignments(text, seen.assign_hits))
-    if flags:
-        found.extend(_keyed_syntaxes(text))
+    if syntaxes is not None:
+        found.extend(_keyed_syntaxes(text, syntaxes))
     if seen.trigger_ends and "\n" in text:
         found.extend(_split_across_blocks(text, seen.trigger_ends))
-    if PLACEHOLDER_PREFIX in text:  # what was redacted before stays as it is
+    if "placeholder" in markers:  # what was redacted before stays as it is
         found = _outside_placeholders(text, found)
     return _resolve(found)
+
+
+def _syntax_literals(text: str, markers: set[str], dashes: bool, hit: bool) -> set[str] | None:
+    """The literals of :func:`secret_syntaxes.keyed_syntaxes` to look for in ``text``, or ``None``
+    when they need not run: they run when the text holds ``--``, ``mysql`` or ``login`` or the
+    screen saw a keyed syntax (``hit``); ``mysql`` and ``login`` are looked for only when it
+    decides that or when a ``-p`` follows."""
+    found = {literal for literal in ("value=", "</") if literal in markers}
+    logins: set[str] = set()
+    if "-p" in markers or (found and not dashes and not hit):
+        logins = {word for word in ("mysql", "login") if word in text}
+    if not (dashes or hit or logins):
+        return None
+    if dashes:
+        found.add("--")
+    if "-p" in markers:
+        found |= logins
+    return found
 
 
 # Starts with its newline, so re skips to newlines in C.
@@ -298,9 +315,11 @@ def redact(text: str) -> RedactionResult:
     gone), so the text is scanned again until nothing more is found; that second scan only
     happens when the first one found something.
     """
+    if _SCREEN.search(text[::-1]) is None and "--" not in text and "dapi" not in text:
+        return RedactionResult(text)  # the hot path: the screen sees nothing
     spans = _find(text)
     if not spans:
-        return RedactionResult(text)  # the hot path: no allocation beyond the result
+        return RedactionResult(text)
     counts: Counter[str] = Counter()
     for _ in range(_MAX_PASSES):
         parts: list[str] = []

@@ -272,7 +272,7 @@ RULES: Final[tuple[Rule, ...]] = (
     _rule(
         "pem_private_key",
         _PEM,
-        "PRIVATE KEY-----|PRIVATE KEY BLOCK-----",
+        "KEY-|BLOCK-",  # in both labels; "-----" would make the screen descend every run of dashes
         check=_pem_complete,
         bounded=False,
     ),

@@ -36,19 +36,40 @@ _ASSIGN_VARIANTS: Final = sorted(
     key=len,
     reverse=True,
 )
+
+
+def _alternation(words: list[str]) -> str:
+    """``words`` as one alternation factored by prefix (none may be a prefix of another): ``re``
+    tries the branches of one node one by one, so a trie tries far fewer than a flat list."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+
+    def build(node: dict[str, Any]) -> str:
+        alternatives = [re.escape(c) + build(child) for c, child in sorted(node.items())]
+        if len(alternatives) < 2:
+            return "".join(alternatives)
+        return "(?:" + "|".join(alternatives) + ")"
+
+    return build(trie)
+
+
 # Case variants as plain literals: re skips non-matching literal branches much faster than (?i).
-_ASSIGN_WORDS_REVERSED: Final = "|".join(v[::-1] for v in _ASSIGN_VARIANTS)
+_ASSIGN_WORDS_REVERSED: Final = _alternation([v[::-1] for v in _ASSIGN_VARIANTS])
 _ASSIGN_TAIL: Final = (
-    r"[ \t]{0,4}+[\"'`\\]{0,3}+(?:(?:esab|eulav|46b|ESAB|EULAV|46B)_)?(?:"
+    r"[ \t]{0,4}+[\"'`\\]{0,3}+(?:"
+    + _alternation([w[::-1] for w in ("_base", "_value", "_b64", "_BASE", "_VALUE", "_B64")])
+    + ")?"
     + _ASSIGN_WORDS_REVERSED
-    + ")"
 )
 # Extra alternatives by first character: name=, name:=, name=>, name:, and a discord-ish ".x.y".
-_SCREEN_EXTRAS: Final = {
+SCREEN_EXTRAS: Final = {
     # = := ::= :::= .= ?= +=, and Go's "var name string ="
     "=": (f"(?::{{1,3}}+|[.?+])?(?:[ \t]{{0,4}}+gnirts)?{_ASSIGN_TAIL}",),
     ",": (rf"[ \t]{{0,4}}+[\"']{_ASSIGN_TAIL}",),  # setProperty("password", "…")
-    ">": (f"={_ASSIGN_TAIL}", rf"(?:{_ASSIGN_WORDS_REVERSED})[\w.:-]{{0,60}}+/<"),  # </apiKey>
+    ">": (f"={_ASSIGN_TAIL}", rf"{_ASSIGN_WORDS_REVERSED}[\w.:-]{{0,60}}+/<"),  # </apiKey>
     ":": (_ASSIGN_TAIL,),
     # discord, airtable, a Vault "s.<24>" (the lookbehind reads the 24 characters before it)
     ".": (
@@ -59,10 +80,15 @@ _SCREEN_EXTRAS: Final = {
     "|": (r"[0-9]{15}",),  # a Facebook "app id|secret"
 }
 
-# Literals the redactor asks about: "curl" turns the curl -u rule on; "gate": the text may hold
-# a mysql or docker login or an XML pair or element. ("--" is too common to be a hit: a substring
-# test finds it faster.)
-MARKERS: Final = {"curl": (" -u ",), "gate": ("</", " -p", "\t-p", "value=")}
+# Literals the redactor asks about, found by the screen instead of a substring test over the text
+# (name -> literals). "--" is too common to be a hit: a substring test finds it faster.
+MARKERS: Final = {
+    "curl": (" -u ",),  # the curl -u rule
+    "value=": ("value=",),  # an XML <add key="…" value="…"/> pair
+    "</": ("</",),  # an XML element
+    "-p": (" -p", "\t-p"),  # a mysql or docker login's password
+    "placeholder": ("[redacted:",),  # text redacted before
+}
 
 # Printable ASCII, most common first in code, prose and transcripts: where the screen must not
 # stop (the rarest character of an all-alphanumeric trigger anchors it).
@@ -79,7 +105,7 @@ def _cost(char: str) -> int:
 def _stops(reversed_literals: list[str]) -> frozenset[str]:
     """The characters the screen stops at: separators that start a reversed trigger, and for
     the triggers made only of letters and digits a few rare ones that cover them all."""
-    stops = set(_SCREEN_EXTRAS) | {r[0] for r in reversed_literals if not r[0].isalnum()}
+    stops = set(SCREEN_EXTRAS) | {r[0] for r in reversed_literals if not r[0].isalnum()}
     left = [r for r in reversed_literals if not stops.intersection(r)]
     while left:
         chars = sorted({c for r in left for c in r})
@@ -180,10 +206,10 @@ def _build() -> tuple[re.Pattern[str], Table, Anchored, dict[str, frozenset[int]
             anchors.setdefault(r[at], []).append(_anchor(r, at))
             anchored.append((r, *entry(t)))
     table = {r: (*entry(r[::-1]), any(_overlap(r, a) for a, _, _ in anchored)) for r in words}
-    return _trie_regex(words, _SCREEN_EXTRAS, anchors), table, tuple(anchored), special
+    return _trie_regex(words, SCREEN_EXTRAS, anchors), table, tuple(anchored), special
 
 
-_SCREEN, _TABLE, _ANCHORED, _NAMED = _build()
+SCREEN, _TABLE, _ANCHORED, _NAMED = _build()
 _REACH: Final = max(len(r) for r, _, _ in _ANCHORED) - 1
 _ASSIGN_RULES: Final = _NAMED["assign"]
 _AUTH_RULES: Final = _NAMED["auth"]
@@ -209,12 +235,12 @@ class Screened:
 def screen(text: str) -> Screened | None:
     """What the screen sees in ``text``; ``None`` when it sees nothing (the hot path)."""
     backwards = text[::-1]
-    first = _SCREEN.search(backwards)
+    first = SCREEN.search(backwards)
     if first is None:
         return None
     n = len(text)
     seen = Screened()
-    for m in _SCREEN.finditer(backwards, first.start()):
+    for m in SCREEN.finditer(backwards, first.start()):
         start, end = m.span()
         hit = m.group()
         found = _TABLE.get(hit)

@@ -199,7 +199,7 @@ def _syntax_literals(text: str, markers: set[str], dashes: bool, hit: bool) -> s
     when they need not run: they run when the text holds ``--``, ``mysql`` or ``login`` or the
     screen saw a keyed syntax (``hit``); ``mysql`` and ``login`` are looked for only when it
     decides that or when a ``-p`` follows."""
-    found = {literal for literal in ("value=", "</") if literal in markers}
+    found: set[str] = {literal for literal in ("value=", "</") if literal in markers}
     logins: set[str] = set()
     if "-p" in markers or (found and not dashes and not hit):
         logins = {word for word in ("mysql", "login") if word in text}

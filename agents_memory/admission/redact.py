@@ -164,9 +164,12 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
 # --- the engine -------------------------------------------------------------------------------
 
 
-def _find(text: str) -> list[tuple[int, int, str]]:
-    """Non-overlapping ``(start, end, kind)`` spans of secret values, sorted by start."""
-    seen = _screen(text)
+def _find(
+    text: str, backwards: str = "", first: re.Match[str] | None = None
+) -> list[tuple[int, int, str]]:
+    """Non-overlapping ``(start, end, kind)`` spans of secret values, sorted by start (``first``:
+    the screen's first hit in ``backwards``, ``text`` reversed, when the caller searched)."""
+    seen = _screen(text, backwards, first)
     dashes = "--" in text
     if seen is None:
         if not dashes and "dapi" not in text:
@@ -189,7 +192,7 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         found.extend(_keyed_syntaxes(text, syntaxes))
     if seen.trigger_ends and "\n" in text:
         found.extend(_split_across_blocks(text, seen.trigger_ends))
-    if "placeholder" in markers:  # what was redacted before stays as it is
+    if PLACEHOLDER_PREFIX in text:  # what was redacted before stays as it is
         found = _outside_placeholders(text, found)
     return _resolve(found)
 
@@ -315,9 +318,11 @@ def redact(text: str) -> RedactionResult:
     gone), so the text is scanned again until nothing more is found; that second scan only
     happens when the first one found something.
     """
-    if _SCREEN.search(text[::-1]) is None and "--" not in text and "dapi" not in text:
+    backwards = text[::-1]
+    first = _SCREEN.search(backwards)
+    if first is None and "--" not in text and "dapi" not in text:
         return RedactionResult(text)  # the hot path: the screen sees nothing
-    spans = _find(text)
+    spans = _find(text, backwards, first)
     if not spans:
         return RedactionResult(text)
     counts: Counter[str] = Counter()

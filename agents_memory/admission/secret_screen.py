@@ -75,7 +75,7 @@ SCREEN_EXTRAS: Final = {
     ".": (
         r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{20}",
         r"[A-Za-z0-9]{14}tap",
-        r"(?<=[A-Za-z0-9]{24}\.)s(?![\w.-])",
+        r"s(?<=[A-Za-z0-9]{24}\.s)(?![\w.-])",
     ),
     "|": (r"[0-9]{15}",),  # a Facebook "app id|secret"
 }
@@ -87,7 +87,6 @@ MARKERS: Final = {
     "value=": ("value=",),  # an XML <add key="…" value="…"/> pair
     "</": ("</",),  # an XML element
     "-p": (" -p", "\t-p"),  # a mysql or docker login's password
-    "placeholder": ("[redacted:",),  # text redacted before
 }
 
 # Printable ASCII, most common first in code, prose and transcripts: where the screen must not
@@ -144,14 +143,26 @@ def _trie_regex(
         return f"(?:{body})?" if "" in node else body
 
     top = (
-        re.escape(c) + build(child, extras.get(c, ()), tuple(anchors.get(c, ())))
+        re.escape(c) + build(child, extras.get(c, ()), _guarded(c, anchors.get(c, [])))
         for c, child in sorted(trie.items())
     )
     return re.compile("|".join(top))
 
 
 # A whole hit: its rules, its markers, and whether an anchored literal can overlap it.
-Table = dict[str, tuple[frozenset[int], frozenset[str], bool]]
+def _guarded(char: str, anchors: list[str]) -> tuple[str, ...]:
+    """The anchors after ``char``; those that look behind it behind one lookbehind of the
+    character before it, so that the screen tries one assertion, not all, at most positions."""
+    behind = [a for a in anchors if a.startswith("(?<=")]
+    if len(behind) < 2:
+        return tuple(anchors)
+    before = sorted({re.sub(r"\\(.)", r"\1", a[4:].split(")")[0])[-2] for a in behind})
+    guard = f"(?<=[{''.join(re.escape(c) for c in before)}]{re.escape(char)})"
+    rest = [a for a in anchors if a not in behind]
+    return (guard + "(?:" + "|".join(behind) + ")", *rest)
+
+
+Table = dict[str, tuple[frozenset[int], frozenset[str], "Anchored"]]
 
 
 def _anchor(reversed_literal: str, at: int) -> str:
@@ -205,7 +216,7 @@ def _build() -> tuple[re.Pattern[str], Table, Anchored, dict[str, frozenset[int]
         else:
             anchors.setdefault(r[at], []).append(_anchor(r, at))
             anchored.append((r, *entry(t)))
-    table = {r: (*entry(r[::-1]), any(_overlap(r, a) for a, _, _ in anchored)) for r in words}
+    table = {r: (*entry(r[::-1]), tuple(a for a in anchored if _overlap(r, a[0]))) for r in words}
     return _trie_regex(words, SCREEN_EXTRAS, anchors), table, tuple(anchored), special
 
 
@@ -232,20 +243,24 @@ class Screened:
     markers: set[str] = field(default_factory=set)
 
 
-def screen(text: str) -> Screened | None:
-    """What the screen sees in ``text``; ``None`` when it sees nothing (the hot path)."""
-    backwards = text[::-1]
-    first = SCREEN.search(backwards)
+def screen(text: str, backwards: str = "", first: re.Match[str] | None = None) -> Screened | None:
+    """What the screen sees in ``text``; ``None`` when it sees nothing (the hot path). A caller
+    that searched ``backwards`` (``text`` reversed) already passes its ``first`` hit."""
     if first is None:
-        return None
+        backwards = text[::-1]
+        first = SCREEN.search(backwards)
+        if first is None:
+            return None
     n = len(text)
     seen = Screened()
     for m in SCREEN.finditer(backwards, first.start()):
         start, end = m.span()
         hit = m.group()
         found = _TABLE.get(hit)
-        if found is None or found[2]:
-            _anchored_near(backwards, start, end, seen)
+        if found is None:
+            _anchored_near(backwards, start, end, seen, _ANCHORED)
+        elif found[2]:
+            _anchored_near(backwards, start, end, seen, found[2])
         if found is not None:
             seen.enabled |= found[0]
             seen.markers |= found[1]
@@ -273,12 +288,14 @@ def screen(text: str) -> Screened | None:
     return seen
 
 
-def _anchored_near(backwards: str, start: int, end: int, seen: Screened) -> None:
+def _anchored_near(
+    backwards: str, start: int, end: int, seen: Screened, anchored: Anchored
+) -> None:
     """The anchored literals that overlap the hit at ``start:end`` (every occurrence of one
     overlaps some hit: its anchor stops the screen on it unless another hit covers it)."""
     low = max(0, start - _REACH)
     window = backwards[low : end + _REACH]
-    for literal, rules, names in _ANCHORED:
+    for literal, rules, names in anchored:
         at = window.find(literal)
         if at < 0:
             continue

@@ -7,11 +7,10 @@ kinds it found with their counts, never the values. :func:`scan` reports the kin
 
 It runs on every captured turn, so it is built in two stages:
 
-1. A **screen**: one regex over the text *reversed*. Almost every trigger (``sk-``, ``ghp_``,
-   ``password=`` …) *ends* in a separator (``-``, ``_``, ``.``, ``=``, ``:``), so reversed they
-   start with one of a few characters, and ``re`` skips to those in C and tries only the branches
-   for that character (the triggers are factored into a trie). A turn without a hit comes back
-   unchanged after a few microseconds.
+1. A **screen** (:mod:`agents_memory.admission.secret_screen`): one regex over the text
+   *reversed*, which stops only at separators and a few rare capitals and says which rules to
+   run. A turn without a hit (and without ``--`` or ``dapi``) comes back unchanged after one
+   scan.
 2. **Rules** enabled by the hits run their own regex over the original text. Every repetition is
    bounded or possessive, so no input backtracks catastrophically. Overlapping finds are resolved
    by priority (provider formats before generic ones); a later find that strictly contains an

@@ -65,7 +65,7 @@ _ASSIGN_TAIL: Final = (
     + _ASSIGN_WORDS_REVERSED
 )
 # Extra alternatives by first character: name=, name:=, name=>, name:, and a discord-ish ".x.y".
-SCREEN_EXTRAS: Final = {
+_EXTRAS: Final = {
     # = := ::= :::= .= ?= +=, and Go's "var name string ="
     "=": (f"(?::{{1,3}}+|[.?+])?(?:[ \t]{{0,4}}+gnirts)?{_ASSIGN_TAIL}",),
     ",": (rf"[ \t]{{0,4}}+[\"']{_ASSIGN_TAIL}",),  # setProperty("password", "…")
@@ -104,7 +104,7 @@ def _cost(char: str) -> int:
 def _stops(reversed_literals: list[str]) -> frozenset[str]:
     """The characters the screen stops at: separators that start a reversed trigger, and for
     the triggers made only of letters and digits a few rare ones that cover them all."""
-    stops = set(SCREEN_EXTRAS) | {r[0] for r in reversed_literals if not r[0].isalnum()}
+    stops = set(_EXTRAS) | {r[0] for r in reversed_literals if not r[0].isalnum()}
     left = [r for r in reversed_literals if not stops.intersection(r)]
     while left:
         chars = sorted({c for r in left for c in r})
@@ -149,7 +149,6 @@ def _trie_regex(
     return re.compile("|".join(top))
 
 
-# A whole hit: its rules, its markers, and whether an anchored literal can overlap it.
 def _guarded(char: str, anchors: list[str]) -> tuple[str, ...]:
     """The anchors after ``char``; those that look behind it behind one lookbehind of the
     character before it, so that the screen tries one assertion, not all, at most positions."""
@@ -162,6 +161,7 @@ def _guarded(char: str, anchors: list[str]) -> tuple[str, ...]:
     return (guard + "(?:" + "|".join(behind) + ")", *rest)
 
 
+# A whole hit: its rules, its markers, and the anchored literals that can overlap it.
 Table = dict[str, tuple[frozenset[int], frozenset[str], "Anchored"]]
 
 
@@ -217,7 +217,7 @@ def _build() -> tuple[re.Pattern[str], Table, Anchored, dict[str, frozenset[int]
             anchors.setdefault(r[at], []).append(_anchor(r, at))
             anchored.append((r, *entry(t)))
     table = {r: (*entry(r[::-1]), tuple(a for a in anchored if _overlap(r, a[0]))) for r in words}
-    return _trie_regex(words, SCREEN_EXTRAS, anchors), table, tuple(anchored), special
+    return _trie_regex(words, _EXTRAS, anchors), table, tuple(anchored), special
 
 
 SCREEN, _TABLE, _ANCHORED, _NAMED = _build()

@@ -235,15 +235,27 @@ def throughput(redact: Redact, texts: list[str], repeat: int) -> float:
 def load_before(rev: str) -> Redact:
     """The redaction rules at ``rev``, loaded from git into a private module."""
     tmp = Path(tempfile.mkdtemp(prefix="am-redact-before-"))
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-tree", "--name-only", rev, "agents_memory/admission/"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    # redact.py and every module of the rules it imports (secret_formats, secret_names, …)
+    names = [
+        Path(p).stem
+        for p in listed
+        if Path(p).name == "redact.py" or Path(p).name.startswith("secret_")
+    ]
     sources = {}
-    for name in ("redact", "secret_formats"):
+    for name in names:
         sources[name] = subprocess.run(
             ["git", "-C", str(ROOT), "show", f"{rev}:agents_memory/admission/{name}.py"],
             check=True,
             capture_output=True,
             text=True,
         ).stdout
-    package = "_am_redact_before"
+    package = "_am_redact_" + re.sub(r"\W", "_", rev)  # one package per revision loaded
     (tmp / package).mkdir()
     (tmp / package / "__init__.py").write_text("")
     for name, src in sources.items():

@@ -7,11 +7,10 @@ kinds it found with their counts, never the values. :func:`scan` reports the kin
 
 It runs on every captured turn, so it is built in two stages:
 
-1. A **screen**: one regex over the text *reversed*. Almost every trigger (``sk-``, ``ghp_``,
-   ``password=`` …) *ends* in a separator (``-``, ``_``, ``.``, ``=``, ``:``), so reversed they
-   start with one of a few characters, and ``re`` skips to those in C and tries only the branches
-   for that character (the triggers are factored into a trie). A turn without a hit comes back
-   unchanged after a few microseconds.
+1. A **screen** (:mod:`agents_memory.admission.secret_screen`): one regex over the text
+   *reversed*, which stops only at separators and a few rare capitals and says which rules to
+   run. A turn without a hit (and without ``--`` or ``dapi``) comes back unchanged after one
+   scan.
 2. **Rules** enabled by the hits run their own regex over the original text. Every repetition is
    bounded or possessive, so no input backtracks catastrophically. Overlapping finds are resolved
    by priority (provider formats before generic ones); a later find that strictly contains an
@@ -27,9 +26,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from collections.abc import Iterator
+from typing import Final, NamedTuple
 
 from agents_memory.admission.secret_formats import PLACEHOLDER_PREFIX
 from agents_memory.admission.secret_formats import RULES as _RULES
@@ -39,7 +37,12 @@ from agents_memory.admission.secret_formats import looks_random as _looks_random
 from agents_memory.admission.secret_names import WORDS as _WORDS
 from agents_memory.admission.secret_names import assignment_kind as _assignment_kind
 from agents_memory.admission.secret_names import wordset as _wordset
-from agents_memory.admission.secret_syntaxes import TRIGGERS as _SYNTAX_TRIGGERS
+from agents_memory.admission.secret_screen import CURL_RULES as _CURL_RULES
+from agents_memory.admission.secret_screen import DAPI_RULES as _DAPI_RULES
+from agents_memory.admission.secret_screen import SCREEN as _SCREEN
+from agents_memory.admission.secret_screen import SYNTAXES as _SYNTAXES
+from agents_memory.admission.secret_screen import Screened as _Screened
+from agents_memory.admission.secret_screen import screen as _screen
 from agents_memory.admission.secret_syntaxes import is_code as _is_code
 from agents_memory.admission.secret_syntaxes import keyed_syntaxes as _keyed_syntaxes
 
@@ -47,9 +50,10 @@ _TOKEN_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU
 _NAME_CHARS: Final = _TOKEN_CHARS | {"."}
 
 
-@dataclass(frozen=True, slots=True)
-class RedactionResult:
-    """The redacted text and ``(kind, count)`` pairs, sorted by kind; never the secret values."""
+class RedactionResult(NamedTuple):
+    """The redacted text and ``(kind, count)`` pairs, sorted by kind; never the secret values.
+
+    A named tuple: built for every captured turn, it costs half of a frozen dataclass."""
 
     text: str
     counts: tuple[tuple[str, int], ...] = ()
@@ -57,105 +61,6 @@ class RedactionResult:
     @property
     def kinds(self) -> tuple[str, ...]:
         return tuple(kind for kind, _ in self.counts)
-
-
-# --- the screen ---------------------------------------------------------------------------------
-
-# The last word of a name that may hold a secret; reversed, each follows its separator.
-_ASSIGN_WORDS: Final = (
-    "password passwd passphrase pwd pass pw secret token key credentials credential authorization"
-)
-_ASSIGN_VARIANTS: Final = sorted(
-    {v for w in _ASSIGN_WORDS.split() for v in (w, w.upper(), w.capitalize())},
-    key=len,
-    reverse=True,
-)
-# Case variants as plain literals: re skips non-matching literal branches much faster than (?i).
-_ASSIGN_WORDS_REVERSED: Final = "|".join(v[::-1] for v in _ASSIGN_VARIANTS)
-_ASSIGN_TAIL: Final = (
-    r"[ \t]{0,4}+[\"'`\\]{0,3}+(?:(?:esab|eulav|46b|ESAB|EULAV|46B)_)?(?:"
-    + _ASSIGN_WORDS_REVERSED
-    + ")"
-)
-# Extra alternatives by first character: name=, name:=, name=>, name:, and a discord-ish ".x.y".
-_SCREEN_EXTRAS: Final = {
-    # = := ::= :::= .= ?= +=, and Go's "var name string ="
-    "=": (f"(?::{{1,3}}+|[.?+])?(?:[ \t]{{0,4}}+gnirts)?{_ASSIGN_TAIL}",),
-    ",": (rf"[ \t]{{0,4}}+[\"']{_ASSIGN_TAIL}",),  # setProperty("password", "…")
-    ">": (f"={_ASSIGN_TAIL}", rf"(?:{_ASSIGN_WORDS_REVERSED})[\w.:-]{{0,60}}+/<"),  # </apiKey>
-    ":": (_ASSIGN_TAIL,),
-    # discord, airtable, a Vault "s.<24>" (the lookbehind reads the 24 characters before it)
-    ".": (
-        r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{20}",
-        r"[A-Za-z0-9]{14}tap",
-        r"(?<=[A-Za-z0-9]{24}\.)s(?![\w.-])",
-    ),
-    "|": (r"[0-9]{15}",),  # a Facebook "app id|secret"
-}
-
-
-def _trie_regex(words: list[str], extras: Mapping[str, tuple[str, ...]]) -> re.Pattern[str]:
-    """One alternation of ``words`` factored by prefix, plus ``extras`` after their first char.
-
-    Every top-level alternative starts with a literal character, so ``re`` skips in C to the
-    positions holding one of those characters, and tries only the branches for that character.
-    """
-    trie: dict[str, dict[str, Any]] = {char: {} for char in extras}
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def build(node: dict[str, Any], more: tuple[str, ...] = ()) -> str:
-        alternatives = [re.escape(c) + build(child) for c, child in sorted(node.items()) if c]
-        # a longer shape (airtable's ".<14>tap") must not lose to a literal it contains (".kp")
-        alternatives = (
-            [*more, *alternatives] if more[:1] and more[0][:1] == "[" else alternatives + list(more)
-        )
-        if not alternatives:
-            return ""
-        body = "(?:" + "|".join(alternatives) + ")" if len(alternatives) > 1 else alternatives[0]
-        return f"(?:{body})?" if "" in node else body
-
-    top = (re.escape(c) + build(child, extras.get(c, ())) for c, child in sorted(trie.items()))
-    return re.compile("|".join(top))
-
-
-_Table = dict[str, frozenset[int]]
-_SYNTAXES: Final = -1  # the "rule" index that stands for secret_syntaxes.keyed_syntaxes
-
-
-def _build_screen() -> tuple[re.Pattern[str], _Table, _Table]:
-    by_trigger: dict[str, set[int]] = {}
-    for index, rule in enumerate(_RULES):
-        for trigger in rule.triggers:
-            by_trigger.setdefault(trigger, set()).add(index)
-    for literal in _SYNTAX_TRIGGERS:  # the keyed syntaxes run when the screen sees these
-        by_trigger.setdefault(literal, set()).add(_SYNTAXES)
-    literals = [t for t in by_trigger if not t.startswith("\0")]
-    # A hit on "gsk_" must also run the rules of "sk_": union every trigger contained in it.
-    table = {
-        t[::-1]: frozenset(i for u, rules in by_trigger.items() if u in t for i in rules)
-        for t in literals
-    }
-    special = {t[1:]: frozenset(rules) for t, rules in list(by_trigger.items()) if t[0] == "\0"}
-    return _trie_regex([t[::-1] for t in literals], _SCREEN_EXTRAS), table, special
-
-
-_SCREEN, _TRIGGER_RULES, _SPECIAL_RULES = _build_screen()
-_ASSIGN_RULES: Final = _SPECIAL_RULES["assign"]
-_AUTH_RULES: Final = _SPECIAL_RULES["auth"]
-_DISCORD_RULES: Final = _SPECIAL_RULES["discord"]
-_AIRTABLE_RULES: Final = _SPECIAL_RULES["airtable"]
-_PIPE_RULES: Final = _SPECIAL_RULES["pipe"]
-_VAULT_RULES: Final = _SPECIAL_RULES["vault"]
-_CURL_RULES: Final = _SPECIAL_RULES["curl"]
-_DAPI_RULES: Final = _SPECIAL_RULES["dapi"]
-# "\0=x": rules enabled when the text contains the literal x (a trigger that cannot be split on).
-_CONTAINS_RULES: Final = tuple(
-    (name[1:], rules) for name, rules in _SPECIAL_RULES.items() if name.startswith("=")
-)
 
 
 # --- assignments (name = value) ---------------------------------------------------------------
@@ -258,68 +163,60 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
 # --- the engine -------------------------------------------------------------------------------
 
 
-def _screen(text: str) -> tuple[set[int], list[tuple[int, int]], list[int]]:
-    """The rules the screen's hits enable, the ``name=`` hits and where each trigger ends."""
-    n = len(text)
-    enabled: set[int] = set()
-    assign_hits: list[tuple[int, int]] = []
-    trigger_ends: list[int] = []
-    for m in _SCREEN.finditer(text[::-1]):
-        hit = m.group()
-        rules = _TRIGGER_RULES.get(hit)
-        if rules is not None:
-            enabled |= rules
-            trigger_ends.append(n - m.start())
-        elif hit[0] == ".":
-            enabled |= (
-                _VAULT_RULES
-                if hit == ".s"
-                else _AIRTABLE_RULES
-                if hit[-3:] == "tap"
-                else _DISCORD_RULES
-            )
-        elif hit[-2:] == "/<":  # the closing tag of an element named like a secret
-            enabled.add(_SYNTAXES)
-        elif hit[0] == "|":
-            enabled |= _PIPE_RULES
-        elif hit[-13:].lower() == "noitazirohtua":  # an Authorization header
-            enabled |= _AUTH_RULES
-        else:
-            assign_hits.append((n - m.end(), n - m.start()))
-            enabled |= _ASSIGN_RULES
-    return enabled, assign_hits, trigger_ends
-
-
-def _find(text: str) -> list[tuple[int, int, str]]:
-    """Non-overlapping ``(start, end, kind)`` spans of secret values, sorted by start."""
-    enabled, assign_hits, trigger_ends = _screen(text)
-    flags = "--" in text or "mysql" in text or "login" in text
-    if _SYNTAXES in enabled:
-        flags = True
-        enabled.discard(_SYNTAXES)
-    if " -u " in text or (flags and "--user" in text):
-        enabled |= _CURL_RULES
+def _find(
+    text: str, backwards: str = "", first: re.Match[str] | None = None
+) -> list[tuple[int, int, str]]:
+    """Non-overlapping ``(start, end, kind)`` spans of secret values, sorted by start (``first``:
+    the screen's first hit in ``backwards``, ``text`` reversed, when the caller searched)."""
+    seen = _screen(text, backwards, first)
+    dashes = "--" in text
+    if seen is None:
+        if not dashes and "dapi" not in text:
+            return []  # the hot path
+        seen = _Screened()
+    enabled, markers = seen.enabled, seen.markers
     if "dapi" in text:
         enabled |= _DAPI_RULES
-    for literal, rules in _CONTAINS_RULES:
-        if literal in text:
-            enabled |= rules
-    if not enabled and not flags:
+    syntaxes = _syntax_literals(text, markers, dashes, _SYNTAXES in enabled)
+    enabled.discard(_SYNTAXES)
+    if "curl" in markers or (dashes and "--user" in text):
+        enabled |= _CURL_RULES
+    if not enabled and syntaxes is None:
         return []
     found: list[tuple[int, int, str]] = []
     for index in sorted(enabled):
         found.extend(_apply(_RULES[index], text))
-    found.extend(_assignments(text, assign_hits))
-    if flags:
-        found.extend(_keyed_syntaxes(text))
-    if trigger_ends and "\n" in text:
-        found.extend(_split_across_blocks(text, trigger_ends))
+    found.extend(_assignments(text, seen.assign_hits))
+    if syntaxes is not None:
+        found.extend(_keyed_syntaxes(text, syntaxes))
+    if seen.trigger_ends and "\n" in text:
+        found.extend(_split_across_blocks(text, seen.trigger_ends))
     if PLACEHOLDER_PREFIX in text:  # what was redacted before stays as it is
         found = _outside_placeholders(text, found)
     return _resolve(found)
 
 
-_BLOCK_JOIN: Final = re.compile(r"(?<=[A-Za-z0-9_+/=.-])\n\n?(?=[A-Za-z0-9_-])")
+def _syntax_literals(text: str, markers: set[str], dashes: bool, hit: bool) -> set[str] | None:
+    """The literals of :func:`secret_syntaxes.keyed_syntaxes` to look for in ``text``, or ``None``
+    when they need not run: they run when the text holds ``--``, ``mysql`` or ``login`` or the
+    screen saw a keyed syntax (``hit``); ``mysql`` and ``login`` are looked for only when it
+    decides that or when a ``-p`` follows."""
+    found: set[str] = {literal for literal in ("value=", "</") if literal in markers}
+    logins: set[str] = set()
+    if "-p" in markers or (found and not dashes and not hit):
+        logins = {word for word in ("mysql", "login") if word in text}
+    if not (dashes or hit or logins):
+        return None
+    if dashes:
+        found.add("--")
+    if "-p" in markers:
+        found |= logins
+    return found
+
+
+# Starts with its newline, so re skips to newlines in C.
+_BLOCK_JOIN: Final = re.compile(r"\n(?<=[A-Za-z0-9_+/=.-]\n)\n?(?=[A-Za-z0-9_-])")
+_TOKEN_RUN: Final = re.compile(r"[A-Za-z0-9_+/=.~-]*+")
 _TOKEN_BEFORE: Final = re.compile(r"[A-Za-z0-9_+/=.~-]{1,256}+$")
 _TOKEN_AFTER: Final = re.compile(r"[A-Za-z0-9_+/=.~-]{1,256}+")
 
@@ -329,17 +226,17 @@ def _split_across_blocks(text: str, trigger_ends: list[int]) -> Iterator[tuple[i
     at the end of one block, the rest at the start of the next): both pieces are replaced when
     the two glued back together hold a format, across the cut."""
     seen = -1
-    for trigger_end in reversed(
-        trigger_ends
-    ):  # ascending; a cut secret's first piece holds its trigger
+    for trigger_end in trigger_ends:  # ascending; a cut secret's first piece holds its trigger
         m = _BLOCK_JOIN.search(text, trigger_end, trigger_end + 256)
         if m is None or m.start() <= seen:
             continue
         cut, resume = m.span()
         seen = cut
-        left = _TOKEN_BEFORE.search(text, max(0, cut - 256), cut)
-        if left is None or left.start() > trigger_end:
+        if _TOKEN_RUN.match(text, trigger_end, cut).end() != cut:  # type: ignore[union-attr]
             continue  # the trigger is not in the token the cut ends
+        left = _TOKEN_BEFORE.search(text, max(0, cut - 256), cut)
+        if left is None:
+            continue
         right = _TOKEN_AFTER.match(text, resume)
         if right is None:
             continue
@@ -420,9 +317,13 @@ def redact(text: str) -> RedactionResult:
     gone), so the text is scanned again until nothing more is found; that second scan only
     happens when the first one found something.
     """
-    spans = _find(text)
+    backwards = text[::-1]
+    first = _SCREEN.search(backwards)
+    if first is None and "--" not in text and "dapi" not in text:
+        return RedactionResult(text)  # the hot path: the screen sees nothing
+    spans = _find(text, backwards, first)
     if not spans:
-        return RedactionResult(text)  # the hot path: no allocation beyond the result
+        return RedactionResult(text)
     counts: Counter[str] = Counter()
     for _ in range(_MAX_PASSES):
         parts: list[str] = []

@@ -239,7 +239,8 @@ _IN_CONTEXT: Final = (
     ),
     (
         "azure_storage_key",
-        r"(?:Account|SharedAccess)Key=(?P<v>[A-Za-z0-9+/]{40,}+={0,2})",
+        # "Key=" first: re skips to it in C (only the value is replaced)
+        r"Key=(?:(?<=AccountKey=)|(?<=SharedAccessKey=))(?P<v>[A-Za-z0-9+/]{40,}+={0,2})",
         "\0assign",
     ),
     ("azure_sas_signature", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=_-]{30,}+)", "sig="),
@@ -272,7 +273,7 @@ RULES: Final[tuple[Rule, ...]] = (
     _rule(
         "pem_private_key",
         _PEM,
-        "PRIVATE KEY-----|PRIVATE KEY BLOCK-----",
+        "KEY-|BLOCK-",  # in both labels; "-----" would make the screen descend every run of dashes
         check=_pem_complete,
         bounded=False,
     ),

@@ -9,8 +9,8 @@ keyword (a bare 32-hex string near "adzuna") are left to the ``name = value`` ru
 
 Each entry: ``(kind, pattern, triggers, random)``. Patterns use the shorthands of
 ``secret_formats`` (``<w>`` base64url, ``<a>`` alphanumeric, ``<h>`` lower hex); triggers are
-``|``-separated literals the text must contain (``\0=x``: found by a substring test, not the
-screen; ``\0name``: enabled by a shape of the screen's own); ``random`` asks that the match look
+``|``-separated literals the text must contain (``\0name``: enabled by a shape of the screen's
+own); ``random`` asks that the match look
 random (two character classes and a run of 10 alphanumerics), for prefixes that ordinary words
 can start with.
 """
@@ -110,7 +110,7 @@ FORMATS: Final[tuple[tuple[str, str, str, bool], ...]] = (
         "pat-na1-|pat-na2-|pat-eu1-|pat-ap1-",
         False,
     ),
-    ("mailchimp_api_key", r"(?<![a-z0-9])<h>{32}-us[0-9]{1,2}", "\0=-us", False),
+    ("mailchimp_api_key", r"(?<![a-z0-9])<h>{32}-us[0-9]{1,2}", "-us", False),
     ("shippo_token", r"shippo_(?:live|test)_<h>{40}", "shippo_", False),
     ("prefect_token", r"pnu_<a>{36}", "pnu_", False),
     ("readme_api_key", r"rdme_[a-z0-9]{70}", "rdme_", False),

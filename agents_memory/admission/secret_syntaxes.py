@@ -3,14 +3,15 @@
 CLI flags (``--api-token VALUE``), the XML element ``<apiKey>…</apiKey>``, the XML
 ``<add key="Password" value="…"/>`` pair, the ``mysql -p…`` and ``docker login -p …`` command
 lines. :func:`keyed_syntaxes` is called only when
-the text holds one of the literals in :data:`TRIGGERS`; it yields ``(start, end, kind)`` of the
+the text holds one of the literals in :data:`TRIGGERS`, with the literals of ``_SYNTAXES`` the text
+holds (the redaction screen finds most of them); it yields ``(start, end, kind)`` of the
 values whose name says they are secrets (judged by :func:`secret_names.assignment_kind`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Final
 
 from agents_memory.admission.secret_formats import is_placeholder, looks_random
@@ -79,9 +80,10 @@ def _matches(text: str, literal: str, regex: re.Pattern[str]) -> Iterator[re.Mat
         pos = text.find(literal, hi)
 
 
-def keyed_syntaxes(text: str) -> Iterator[tuple[int, int, str]]:
+def keyed_syntaxes(text: str, literals: Collection[str]) -> Iterator[tuple[int, int, str]]:
+    """The keyed values of the syntaxes whose literal is among ``literals`` (those in ``text``)."""
     for literal, regex, fixed in _SYNTAXES:
-        if literal not in text:
+        if literal not in literals:
             continue
         for m in _matches(text, literal, regex):
             group = next(g for g in ("dq", "sq", "uv") if m.groupdict().get(g) is not None)

@@ -81,6 +81,10 @@ class LocalEmbedder(Embedder):
     def loaded(self) -> bool:
         return self._model is not None
 
+    def token_estimate(self, text: str) -> int:
+        """As the base class estimates, but never above :attr:`max_tokens` (the head cut)."""
+        return min(self.max_tokens, super().token_estimate(text))
+
     def close(self) -> None:
         with self._lock:
             self._closed = True

@@ -141,17 +141,22 @@ def clear_row_errors(conn: psycopg.Connection[Any], memory_ids: Sequence[int], j
 
 # --- the embedder's queue ------------------------------------------------------------------
 def claim_unembedded(
-    conn: psycopg.Connection[Any], limit: int, *, now: datetime
+    conn: psycopg.Connection[Any], limit: int, *, now: datetime, newest_first: bool = True
 ) -> list[tuple[int, str]]:
-    """Lock up to ``limit`` rows without a vector: active first, then oldest, skipping rows
-    in a cooldown and rows another transaction holds. Returns ``(id, text to embed)`` pairs:
-    the message after the end of the turn before it (:mod:`agents_memory.store.passages`)."""
+    """Lock up to ``limit`` rows without a vector: active first, then the newest (highest id,
+    index ``memory_embed_claim``: a turn captured a moment ago is embedded before an old
+    backlog), skipping rows in a cooldown and rows another transaction holds.
+    ``newest_first=False`` is the order before issue 24 (oldest first), kept for benchmarks.
+    Returns ``(id, text to embed)`` pairs: the message after the end of the turn before it
+    (:mod:`agents_memory.store.passages`)."""
+    order = "m.id DESC" if newest_first else "m.created_at, m.id"
     rows = conn.execute(
         "SELECT m.id, m.message, " + PREVIOUS_SQL + " FROM memory m"
         " WHERE m.embedding IS NULL AND "
         + READY_SQL
-        + " ORDER BY m.is_active DESC, m.created_at, m.id LIMIT %(limit)s"
-        " FOR UPDATE OF m SKIP LOCKED",
+        + " ORDER BY m.is_active DESC, "
+        + order
+        + " LIMIT %(limit)s FOR UPDATE OF m SKIP LOCKED",
         {"now": now, "limit": limit},
     ).fetchall()
     return [(int(r[0]), passage_text(str(r[1]), r[2])) for r in rows]

@@ -349,3 +349,55 @@ def test_registry_lists_the_jobs_in_tick_order() -> None:
         "alias_promoter",
         "search_stats",
     ]
+
+
+def has_vector(live: psycopg.Connection[Any], memory_id: int) -> bool:
+    row = live.execute("SELECT embedding IS NOT NULL FROM memory WHERE id = %s", (memory_id,))
+    return bool(row.fetchone() == (True,))
+
+
+class GatedEmbedder(ScriptedEmbedder):
+    """Embeds one batch per permit the test hands out, so a drain goes at the test's pace."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.permits = threading.Semaphore(0)
+
+    def _embed_batch(self, texts: list[str], *, is_query: bool) -> Any:
+        self.permits.acquire()
+        return super()._embed_batch(texts, is_query=is_query)
+
+
+def test_a_turn_notified_during_a_long_drain_is_embedded_within_two_batches(
+    make_settings: Any, db_url: str, live: Any
+) -> None:
+    settings = make_settings(
+        database_url=db_url,
+        cold_path_interval_sec=60,
+        cold_path_warmup_sec=0,
+        cold_path_embed_batch_size=10,
+    )
+    add_rows(live, [f"old turn {i}" for i in range(100)])
+    embedder = GatedEmbedder()
+    worker = make_worker(settings, embedder)
+    thread = threading.Thread(target=worker.serve)
+    thread.start()
+    try:
+        for done in (10, 20):
+            embedder.permits.release()
+            wait_until(lambda done=done: count_embedded(live) == done)
+        (fresh,) = add_rows(live, ["a turn captured just now"])
+        live.execute("SELECT pg_notify('agents_memory_new', '1')")
+        batches = 0
+        while not has_vector(live, fresh):
+            batches += 1
+            assert batches <= 2, "the fresh turn waited behind the backlog"
+            embedder.permits.release()
+            # ten rows a batch (COLD_PATH_EMBED_BATCH_SIZE), committed together
+            wait_until(lambda b=batches: count_embedded(live) == 20 + 10 * b)
+        assert count_embedded(live) <= 40  # most of the backlog is still waiting
+    finally:
+        worker.request_stop()
+        embedder.permits.release(100)
+        thread.join(timeout=10)
+        worker.close()

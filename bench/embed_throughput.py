@@ -114,7 +114,10 @@ def main() -> None:
         store = database.open_database(settings)
         embedder = create_embedder(settings)
         assert isinstance(embedder, LocalEmbedder)
-        extra = {cap: LocalEmbedder(embedder.spec, max_tokens=cap) for cap in caps if cap != 512}
+        extra = {
+            f"cap {cap}": LocalEmbedder(embedder.spec, max_tokens=cap) for cap in caps if cap != 512
+        }
+        extra["1 thread"] = LocalEmbedder(embedder.spec, threads=1)
         with (
             psycopg.connect(db.url()) as conn,
             ColdPathWorker(settings, store, jobs=[], embedder=embedder) as worker,
@@ -141,10 +144,10 @@ def main() -> None:
                     ),
                     ("job now", lambda n=now: job(worker, conn, n)),
                 ]
-                for cap, e in extra.items():
+                for what, e in extra.items():
                     variants.append(
                         (
-                            f"raw, cap {cap}, token budget + dedupe",
+                            f"raw, {what}, token budget + dedupe",
                             lambda e=e: raw(e, texts, budget=2048, rows=size),
                         )
                     )

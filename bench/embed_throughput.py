@@ -30,7 +30,7 @@ from typing import Any
 
 import psycopg
 
-from agents_memory.coldpath.embedder import MAX_INPUT_CHARS, EmbedderJob, distinct, within_budget
+from agents_memory.coldpath.embedder import MAX_INPUT_CHARS, EmbedderJob, distinct
 from agents_memory.coldpath.worker import ColdPathWorker
 from agents_memory.embeddings import create_embedder
 from agents_memory.embeddings.base import Embedder
@@ -90,14 +90,20 @@ def token_profile(texts: list[str]) -> str:
 
 
 def raw(embedder: Embedder, texts: list[str], *, budget: int | None, rows: int) -> float:
-    """Seconds for the embedder alone on ``texts``, in the job's batch shapes."""
+    """Seconds for the embedder alone on ``texts``, in batches of ``rows`` texts or (with a
+    ``budget``) of estimated tokens, the identical texts of a batch once."""
     started = time.perf_counter()
-    rest = [(i, t) for i, t in enumerate(texts)]
-    while rest:
-        batch = within_budget(rest, embedder, budget, rows) if budget else rest[:rows]
-        rest = rest[len(batch) :]
-        batch_texts = [t for _, t in batch]
-        embedder.embed_passages(distinct(batch_texts)[0] if budget else batch_texts)
+    batch: list[str] = []
+    tokens = 0
+    for text in [*texts, None]:
+        cost = embedder.token_estimate(len(text)) if text is not None else 0
+        full = len(batch) == rows or (budget is not None and batch and tokens + cost > budget)
+        if batch and (text is None or full):
+            embedder.embed_passages(distinct(batch)[0] if budget else batch)
+            batch, tokens = [], 0
+        if text is not None:
+            batch.append(text)
+            tokens += cost
     return time.perf_counter() - started
 
 

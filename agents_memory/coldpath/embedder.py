@@ -46,8 +46,6 @@ BATCH_TOKENS = 2048
 MIN_BATCH_TOKENS = 128
 BATCH_SECONDS = 0.5
 """What one batch should take: the token budget follows the measured rate."""
-CLAIM_ROWS = 256
-"""The most rows one claim looks at (``COLD_PATH_EMBED_BATCH_SIZE`` when that is larger)."""
 
 
 class EmbedderJob(Job):
@@ -118,15 +116,18 @@ class EmbedderJob(Job):
         return report
 
     def _claim(self, ctx: JobContext, embedder: Embedder, size: int) -> list[tuple[int, str]]:
-        """The next batch: claimed rows up to the token budget (rows claimed beyond it are
-        released by this batch's commit and come first in the next claim)."""
+        """The next batch, locked: with a token budget, the candidates are sized first and
+        only the rows that fit are locked (capture may update the newest rows meanwhile)."""
         tick = time.perf_counter()
-        limit = size if self.batch_tokens is None else max(size, CLAIM_ROWS)
-        claimed = coldqueue.claim_unembedded(
-            ctx.conn, limit, now=ctx.now, newest_first=self.newest_first
-        )
+        ids = None
         if self.batch_tokens is not None:
-            claimed = within_budget(claimed, embedder, self.token_budget(), size)
+            candidates = coldqueue.unembedded_candidates(
+                ctx.conn, size, now=ctx.now, newest_first=self.newest_first
+            )
+            ids = within_budget(candidates, embedder, self.token_budget())
+        claimed = coldqueue.claim_unembedded(
+            ctx.conn, size, now=ctx.now, newest_first=self.newest_first, ids=ids
+        )
         self.timings["claim"] += time.perf_counter() - tick
         return claimed
 
@@ -138,7 +139,7 @@ class EmbedderJob(Job):
         return int(max(MIN_BATCH_TOKENS, min(cap, self._rate * BATCH_SECONDS)))
 
     def _learn_rate(self, embedder: Embedder, texts: list[str], seconds: float) -> None:
-        tokens = sum(embedder.token_estimate(text) for text in texts)
+        tokens = sum(embedder.token_estimate(len(text)) for text in texts)
         rate = tokens / max(seconds, 1e-3)
         self._rate = rate if self._rate is None else 0.5 * self._rate + 0.5 * rate
 
@@ -201,16 +202,16 @@ class EmbedderJob(Job):
 
 
 def within_budget(
-    claimed: list[tuple[int, str]], embedder: Embedder, budget: int, max_rows: int
-) -> list[tuple[int, str]]:
-    """The longest prefix of ``claimed`` (at most ``max_rows``) whose estimated tokens stay
-    within ``budget``; the first row always."""
+    candidates: Sequence[tuple[int, int]], embedder: Embedder, budget: int
+) -> list[int]:
+    """The ids of the longest prefix of ``(id, passage length)`` candidates whose estimated
+    tokens stay within ``budget``; the first always."""
     total = 0
-    for count, (_, text) in enumerate(claimed[:max_rows]):
-        total += embedder.token_estimate(text[:MAX_INPUT_CHARS])
+    for count, (memory_id, length) in enumerate(candidates):
+        total += embedder.token_estimate(min(MAX_INPUT_CHARS, length))
         if count and total > budget:
-            return claimed[:count]
-    return claimed[:max_rows]
+            return [memory_id for memory_id, _ in candidates[:count]]
+    return [memory_id for memory_id, _ in candidates]
 
 
 def distinct(texts: list[str]) -> tuple[list[str], list[int]]:

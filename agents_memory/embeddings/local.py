@@ -89,9 +89,9 @@ class LocalEmbedder(Embedder):
     def loaded(self) -> bool:
         return self._model is not None
 
-    def token_estimate(self, text: str) -> int:
+    def token_estimate(self, chars: int) -> int:
         """As the base class estimates, but never above :attr:`max_tokens` (the head cut)."""
-        return min(self.max_tokens, super().token_estimate(text))
+        return min(self.max_tokens, super().token_estimate(chars))
 
     def close(self) -> None:
         with self._lock:

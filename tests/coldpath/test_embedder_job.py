@@ -11,7 +11,7 @@ import pytest
 from agents_memory.coldpath.embedder import BATCH_TOKENS, MIN_BATCH_TOKENS, EmbedderJob
 from agents_memory.config import Settings
 from agents_memory.embeddings import create_embedder, to_halfvec
-from agents_memory.store import migrate
+from agents_memory.store import coldqueue, migrate
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 from agents_memory.store.passages import CONTEXT_CHARS, passage_of, passage_text
 from tests.coldpath.embedding_helpers import ScriptedEmbedder, add_rows, job_context
@@ -57,14 +57,14 @@ def test_the_old_order_oldest_first_stays_available_for_benchmarks(
 def test_a_batch_stays_within_the_token_budget_but_always_takes_one_row(
     settings: Settings, conn: psycopg.Connection[Any]
 ) -> None:
-    add_rows(conn, ["x" * 3000, *(f"short {i} " + "y" * 290 for i in range(12))])
+    add_rows(conn, ["x" * 3000, *(f"short {i} " + "y" * 70 for i in range(12))])
     embedder = ScriptedEmbedder()
     job = EmbedderJob()
     budget = job.token_budget()
     job.run(job_context(conn, settings, embedder))
     first = embedder.batches[0]
     assert 1 < len(first) < 12
-    assert sum(embedder.token_estimate(t) for t in first) <= budget
+    assert sum(embedder.token_estimate(len(t)) for t in first) <= budget
     while EmbedderJob().run(job_context(conn, settings, embedder)).processed:
         pass  # a new job each time: the budget does not grow with the measured rate
     assert ["x" * 3000] in embedder.batches  # over any budget: alone in its batch
@@ -294,3 +294,26 @@ def test_the_vector_column_comes_with_the_index_the_claim_reads_newest_first(
         "SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embed_claim'"
     ).fetchone()
     assert row is not None and "(is_active, id) WHERE (embedding IS NULL)" in row[0]
+
+
+def test_candidates_are_sized_by_the_passage_the_claim_will_build(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    uid = ensure_user(conn, "tester")
+    rows = [
+        NewMemory("claude-code", "user", "q" * 700, session_id="s1", message_at=T0),
+        NewMemory(
+            "claude-code",
+            "assistant",
+            "short answer",
+            session_id="s1",
+            message_at=T0 + timedelta(seconds=5),
+        ),
+        NewMemory("claude-code", "user", "no session", message_at=T0),
+    ]
+    insert_memories(conn, uid, rows, has_vector=True)
+    conn.commit()
+    sizes = dict(coldqueue.unembedded_candidates(conn, 10, now=T0))
+    claimed = dict(coldqueue.claim_unembedded(conn, 10, now=T0))
+    conn.rollback()
+    assert sizes == {memory_id: len(text) for memory_id, text in claimed.items()}

@@ -66,6 +66,8 @@ class EmbedderJob(Job):
         self.newest_first = newest_first
         self.batch_tokens = batch_tokens
         self.dedupe = dedupe
+        self._newest_seen: int | None = None
+        """The highest id the previous claim looked at (rows above it arrived since)."""
         self._rate: float | None = None
         """Estimated tokens per second of the recent batches (``None``: none yet)."""
         self.timings: dict[str, float] = {"claim": 0.0, "embed": 0.0, "write": 0.0}
@@ -124,12 +126,25 @@ class EmbedderJob(Job):
             candidates = coldqueue.unembedded_candidates(
                 ctx.conn, size, now=ctx.now, newest_first=self.newest_first
             )
+            candidates = self._arrivals_alone(candidates)
             ids = within_budget(candidates, embedder, self.token_budget())
         claimed = coldqueue.claim_unembedded(
             ctx.conn, size, now=ctx.now, newest_first=self.newest_first, ids=ids
         )
         self.timings["claim"] += time.perf_counter() - tick
         return claimed
+
+    def _arrivals_alone(self, candidates: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Rows captured since the previous claim (ids above every id it saw), when there are
+        any, make a batch of their own: a fresh turn waits for the batch under way and its
+        own small batch, not for a full batch of backlog."""
+        seen = self._newest_seen
+        if candidates and self.newest_first:
+            self._newest_seen = max(seen or 0, *(memory_id for memory_id, _ in candidates))
+        if seen is None or not self.newest_first:
+            return candidates
+        arrivals = [c for c in candidates if c[0] > seen]
+        return arrivals or candidates
 
     def token_budget(self) -> int:
         """The next batch's token budget: :data:`BATCH_SECONDS` at the measured rate."""

@@ -362,13 +362,16 @@ class GatedEmbedder(ScriptedEmbedder):
     def __init__(self) -> None:
         super().__init__()
         self.permits = threading.Semaphore(0)
+        self.waiting = 0
+        """Batches that arrived (each waits for its permit)."""
 
     def _embed_batch(self, texts: list[str], *, is_query: bool) -> Any:
+        self.waiting += 1
         self.permits.acquire()
         return super()._embed_batch(texts, is_query=is_query)
 
 
-def test_a_turn_notified_during_a_long_drain_is_embedded_within_two_batches(
+def test_a_turn_notified_during_a_long_drain_is_embedded_in_the_next_batch_alone(
     make_settings: Any, db_url: str, live: Any
 ) -> None:
     settings = make_settings(
@@ -386,16 +389,15 @@ def test_a_turn_notified_during_a_long_drain_is_embedded_within_two_batches(
         for done in (10, 20):
             embedder.permits.release()
             wait_until(lambda done=done: count_embedded(live) == done)
+        wait_until(lambda: embedder.waiting == 3)  # the third batch is under way
         (fresh,) = add_rows(live, ["a turn captured just now"])
         live.execute("SELECT pg_notify('agents_memory_new', '1')")
-        batches = 0
-        while not has_vector(live, fresh):
-            batches += 1
-            assert batches <= 2, "the fresh turn waited behind the backlog"
-            embedder.permits.release()
-            # ten rows a batch (COLD_PATH_EMBED_BATCH_SIZE), committed together
-            wait_until(lambda b=batches: count_embedded(live) == 20 + 10 * b)
-        assert count_embedded(live) <= 40  # most of the backlog is still waiting
+        embedder.permits.release()  # the batch under way when the turn arrived
+        wait_until(lambda: count_embedded(live) == 30)
+        embedder.permits.release()  # the next batch: the fresh turn, alone
+        wait_until(lambda: has_vector(live, fresh))
+        assert embedder.batches[-1] == ["a turn captured just now"]
+        assert count_embedded(live) == 31  # the rest of the backlog is still waiting
     finally:
         worker.request_stop()
         embedder.permits.release(100)

@@ -11,8 +11,10 @@ Batch size. A batch is the claimed rows up to a token budget (``Embedder.token_e
 and at most ``COLD_PATH_EMBED_BATCH_SIZE`` rows. The budget is what the embedder got through
 in :data:`BATCH_SECONDS` in the batches before (between :data:`MIN_BATCH_TOKENS` and
 :data:`BATCH_TOKENS`): a batch of long answers stays short, and on a busy machine batches
-shrink, so a fresh turn never waits long behind the backlog (one batch is the longest it
-waits; the model is compute-bound, so small batches cost little throughput). Identical texts
+shrink (the model is compute-bound, so small batches cost little throughput). Rows captured
+since the previous claim make a batch of their own, so a fresh turn waits for the batch under
+way and its own. Candidates are sized before they are locked, and only the rows embedded are
+locked (capture may update the newest rows meanwhile). Identical texts
 in a batch are embedded once and the vector written to each of their rows. A batch the backend
 refuses is retried row by row so that one bad row does not hold the others back; a row that
 still fails gets ``cold_error`` and a cooldown. The job pauses (with a note) when there is no

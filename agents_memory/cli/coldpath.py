@@ -103,7 +103,7 @@ def _backends(settings: Settings, db: Database) -> tuple[Any, Any]:
     from agents_memory.embeddings import create_embedder
     from agents_memory.store import database
 
-    embedder = create_embedder(settings)
+    embedder = create_embedder(settings, background=True)
     llm = create_llm(settings, DbUsageRecorder(lambda: database.connect(db, autocommit=True)))
     if llm is None:
         log.info(

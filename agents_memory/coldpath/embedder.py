@@ -1,9 +1,21 @@
 """The embedder job: a vector for every row that has none.
 
-Claims rows with ``embedding IS NULL`` (active first, then oldest; rows in a retry cooldown and
-rows another transaction holds are skipped), embeds their text as passages in one batch (a
-turn after the end of the turn before it in its session: :mod:`agents_memory.store.passages`)
-and writes the vectors with the model's name, one transaction per batch. A batch the backend
+Claims rows with ``embedding IS NULL`` (active first, then the newest, so a turn captured a
+moment ago is embedded within a batch or two even behind a long backlog; rows in a retry
+cooldown and rows another transaction holds are skipped), embeds their text as passages in
+one batch (a turn after the end of the turn before it in its session:
+:mod:`agents_memory.store.passages`) and writes the vectors with the model's name, one
+transaction per batch.
+
+Batch size. A batch is the claimed rows up to a token budget (``Embedder.token_estimate``)
+and at most ``COLD_PATH_EMBED_BATCH_SIZE`` rows. The budget is what the embedder got through
+in :data:`BATCH_SECONDS` in the batches before (between :data:`MIN_BATCH_TOKENS` and
+:data:`BATCH_TOKENS`): a batch of long answers stays short, and on a busy machine batches
+shrink (the model is compute-bound, so small batches cost little throughput). Rows captured
+since the previous claim make a batch of their own, so a fresh turn waits for the batch under
+way and its own. Candidates are sized before they are locked, and only the rows embedded are
+locked (capture may update the newest rows meanwhile). Identical texts
+in a batch are embedded once and the vector written to each of their rows. A batch the backend
 refuses is retried row by row so that one bad row does not hold the others back; a row that
 still fails gets ``cold_error`` and a cooldown. The job pauses (with a note) when there is no
 embedder, no vector column (full-text-only database), a stamp for another model (``reembed``
@@ -31,14 +43,37 @@ log = logging.getLogger(__name__)
 
 MAX_INPUT_CHARS = 8000
 """Embedding input is cut here (seed A); the backends cut further to their own limits."""
+BATCH_TOKENS = 2048
+"""The most estimated tokens in a batch (the first row is always taken, however long)."""
+MIN_BATCH_TOKENS = 128
+BATCH_SECONDS = 0.5
+"""What one batch should take: the token budget follows the measured rate."""
 
 
 class EmbedderJob(Job):
     name = "embedder"
     outage_backoff_sec = 60.0
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        newest_first: bool = True,
+        batch_tokens: int | None = BATCH_TOKENS,
+        dedupe: bool = True,
+    ) -> None:
+        """The defaults are the product's; the switches exist so that benchmarks can measure
+        each lever against the behaviour before issue 24 (oldest first, ``batch_tokens=None``:
+        ``COLD_PATH_EMBED_BATCH_SIZE`` rows whatever their length, no dedupe) in one run."""
         self._resume_at = 0.0
+        self.newest_first = newest_first
+        self.batch_tokens = batch_tokens
+        self.dedupe = dedupe
+        self._newest_seen: int | None = None
+        """The highest id the previous claim looked at (rows above it arrived since)."""
+        self._rate: float | None = None
+        """Estimated tokens per second of the recent batches (``None``: none yet)."""
+        self.timings: dict[str, float] = {"claim": 0.0, "embed": 0.0, "write": 0.0}
+        """Seconds spent per phase since the job was made (benchmarks read it)."""
 
     def enabled(self, settings: Settings) -> bool:
         return settings.embedding_backend != "none"
@@ -54,7 +89,7 @@ class EmbedderJob(Job):
         started = time.monotonic()
         total = _backlog(ctx) if ctx.drain else 0
         while not ctx.stop_requested():
-            claimed = coldqueue.claim_unembedded(ctx.conn, size, now=ctx.now)
+            claimed = self._claim(ctx, embedder, size)
             if not claimed:
                 ctx.conn.rollback()
                 break
@@ -66,7 +101,9 @@ class EmbedderJob(Job):
                 report.notes.append(f"paused for {self.outage_backoff_sec:.0f} s: {exc}")
                 log.warning("embedder: %s", report.notes[-1])
                 break
+            tick = time.perf_counter()
             ctx.conn.commit()
+            self.timings["write"] += time.perf_counter() - tick
             report.processed += done
             report.failed += failed
             if ctx.progress is not None:
@@ -81,6 +118,47 @@ class EmbedderJob(Job):
             )
             log.info("embedder: %s", report.notes[-1])
         return report
+
+    def _claim(self, ctx: JobContext, embedder: Embedder, size: int) -> list[tuple[int, str]]:
+        """The next batch, locked: with a token budget, the candidates are sized first and
+        only the rows that fit are locked (capture may update the newest rows meanwhile)."""
+        tick = time.perf_counter()
+        ids = None
+        if self.batch_tokens is not None:
+            candidates = coldqueue.unembedded_candidates(
+                ctx.conn, size, now=ctx.now, newest_first=self.newest_first
+            )
+            candidates = self._arrivals_alone(candidates)
+            ids = within_budget(candidates, embedder, self.token_budget())
+        claimed = coldqueue.claim_unembedded(
+            ctx.conn, size, now=ctx.now, newest_first=self.newest_first, ids=ids
+        )
+        self.timings["claim"] += time.perf_counter() - tick
+        return claimed
+
+    def _arrivals_alone(self, candidates: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Rows captured since the previous claim (ids above every id it saw), when there are
+        any, make a batch of their own: a fresh turn waits for the batch under way and its
+        own small batch, not for a full batch of backlog."""
+        seen = self._newest_seen
+        if candidates and self.newest_first:
+            self._newest_seen = max(seen or 0, *(memory_id for memory_id, _ in candidates))
+        if seen is None or not self.newest_first:
+            return candidates
+        arrivals = [c for c in candidates if c[0] > seen]
+        return arrivals or candidates
+
+    def token_budget(self) -> int:
+        """The next batch's token budget: :data:`BATCH_SECONDS` at the measured rate."""
+        cap = self.batch_tokens or BATCH_TOKENS
+        if self._rate is None:
+            return min(cap, MIN_BATCH_TOKENS * 2)
+        return int(max(MIN_BATCH_TOKENS, min(cap, self._rate * BATCH_SECONDS)))
+
+    def _learn_rate(self, embedder: Embedder, texts: list[str], seconds: float) -> None:
+        tokens = sum(embedder.token_estimate(len(text)) for text in texts)
+        rate = tokens / max(seconds, 1e-3)
+        self._rate = rate if self._rate is None else 0.5 * self._rate + 0.5 * rate
 
     def _paused_because(self, ctx: JobContext) -> str | None:
         if ctx.embedder is None:
@@ -109,8 +187,11 @@ class EmbedderJob(Job):
         from agents_memory.embeddings import to_halfvec
 
         ids = [memory_id for memory_id, _ in claimed]
+        texts = [text[:MAX_INPUT_CHARS] for _, text in claimed]
+        unique, where = distinct(texts) if self.dedupe else (texts, list(range(len(texts))))
+        tick = time.perf_counter()
         try:
-            matrix = embedder.embed_passages([text[:MAX_INPUT_CHARS] for _, text in claimed])
+            matrix = embedder.embed_passages(unique)[where]
         except EmbeddingMismatchError:
             raise
         except Exception as exc:
@@ -126,10 +207,35 @@ class EmbedderJob(Job):
                 d, f = self._embed_batch(ctx, embedder, [item])
                 done, failed = done + d, failed + f
             return done, failed
+        finally:
+            self.timings["embed"] += time.perf_counter() - tick
+        self._learn_rate(embedder, unique, time.perf_counter() - tick)
+        tick = time.perf_counter()
         pairs = [(memory_id, to_halfvec(row)) for memory_id, row in zip(ids, matrix, strict=True)]
         coldqueue.write_embeddings(ctx.conn, pairs, embedder.spec.model)
         coldqueue.clear_row_errors(ctx.conn, ids, self.name)
+        self.timings["write"] += time.perf_counter() - tick
         return len(pairs), 0
+
+
+def within_budget(
+    candidates: Sequence[tuple[int, int]], embedder: Embedder, budget: int
+) -> list[int]:
+    """The ids of the longest prefix of ``(id, passage length)`` candidates whose estimated
+    tokens stay within ``budget``; the first always."""
+    total = 0
+    for count, (memory_id, length) in enumerate(candidates):
+        total += embedder.token_estimate(min(MAX_INPUT_CHARS, length))
+        if count and total > budget:
+            return [memory_id for memory_id, _ in candidates[:count]]
+    return [memory_id for memory_id, _ in candidates]
+
+
+def distinct(texts: list[str]) -> tuple[list[str], list[int]]:
+    """The distinct texts in first-seen order, and for each input text its index among them."""
+    index: dict[str, int] = {}
+    where = [index.setdefault(text, len(index)) for text in texts]
+    return list(index), where
 
 
 def _probe(embedder: Embedder, failure: BaseException) -> None:

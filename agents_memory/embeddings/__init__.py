@@ -82,10 +82,14 @@ def embedding_spec(settings: Settings) -> EmbeddingSpec | None:
     return EmbeddingSpec(settings.embedding_model, settings.embedding_dim)
 
 
-def create_embedder(settings: Settings, *, threads: int | None = None) -> Embedder | None:
+def create_embedder(
+    settings: Settings, *, threads: int | None = None, background: bool = False
+) -> Embedder | None:
     """The embedder the settings select, not yet loaded; ``None`` when embeddings are off.
 
     ``threads`` bounds the local model's CPU threads (default: 2, or 1 on a one-core machine).
+    ``background`` (the Cold Path) runs the local model at a lower CPU priority, so that a
+    backlog does not slow the capture daemon and the hooks down.
     Raises :class:`ConfigError` for an incomplete ``openai`` configuration or a local model name
     this build does not ship.
     """
@@ -96,9 +100,9 @@ def create_embedder(settings: Settings, *, threads: int | None = None) -> Embedd
     if spec is None:
         return None
     if settings.embedding_backend == "local":
-        from agents_memory.embeddings.local import LocalEmbedder
+        from agents_memory.embeddings.local import BACKGROUND_NICE, LocalEmbedder
 
-        return LocalEmbedder(spec, threads=threads)
+        return LocalEmbedder(spec, threads=threads, nice=BACKGROUND_NICE if background else 0)
     from agents_memory.embeddings.remote import OpenAICompatibleEmbedder
 
     return OpenAICompatibleEmbedder(

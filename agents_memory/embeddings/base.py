@@ -49,6 +49,12 @@ class Embedder(ABC):
         row: FloatArray = self.embed_queries([text])[0]
         return row
 
+    def token_estimate(self, chars: int) -> int:
+        """Roughly how many tokens the model reads for a passage of ``chars`` characters (no
+        tokenizer call: about 3 characters a token, the prefix and special tokens included).
+        The Cold Path sizes its batches with it."""
+        return chars // 3 + 4
+
     def close(self) -> None:  # noqa: B027 - backends without resources need not override it
         """Release threads, models and connections; the embedder is unusable afterwards."""
 

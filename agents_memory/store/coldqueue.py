@@ -25,7 +25,7 @@ from typing import Any
 import psycopg
 
 from agents_memory.store.memories import NEW_MEMORY_CHANNEL
-from agents_memory.store.passages import PREVIOUS_SQL, passage_text
+from agents_memory.store.passages import CONTEXT_CHARS, PREVIOUS_SQL, passage_text
 
 # "coldpath" as a 64-bit integer; every process of the product uses the same key.
 COLDPATH_LOCK_KEY = 0x636F6C6470617468
@@ -140,19 +140,50 @@ def clear_row_errors(conn: psycopg.Connection[Any], memory_ids: Sequence[int], j
 
 
 # --- the embedder's queue ------------------------------------------------------------------
+def _claim_order(newest_first: bool) -> str:
+    return " ORDER BY m.is_active DESC, " + ("m.id DESC" if newest_first else "m.created_at, m.id")
+
+
+def unembedded_candidates(
+    conn: psycopg.Connection[Any], limit: int, *, now: datetime, newest_first: bool = True
+) -> list[tuple[int, int]]:
+    """The next ``limit`` rows to embed in claim order, without locking them: ``(id, length
+    of the text to embed)`` pairs (:func:`~.passages.passage_text`'s length, give or take a
+    blank context), so that the caller can size a batch before it claims it."""
+    rows = conn.execute(
+        "SELECT m.id, length(m.message) + coalesce(length(right(" + PREVIOUS_SQL + ","
+        " %(context)s)) + 1, 0) FROM memory m WHERE m.embedding IS NULL AND "
+        + READY_SQL
+        + _claim_order(newest_first)
+        + " LIMIT %(limit)s",
+        {"now": now, "limit": limit, "context": CONTEXT_CHARS},
+    ).fetchall()
+    return [(int(r[0]), int(r[1])) for r in rows]
+
+
 def claim_unembedded(
-    conn: psycopg.Connection[Any], limit: int, *, now: datetime
+    conn: psycopg.Connection[Any],
+    limit: int,
+    *,
+    now: datetime,
+    newest_first: bool = True,
+    ids: Sequence[int] | None = None,
 ) -> list[tuple[int, str]]:
-    """Lock up to ``limit`` rows without a vector: active first, then oldest, skipping rows
-    in a cooldown and rows another transaction holds. Returns ``(id, text to embed)`` pairs:
-    the message after the end of the turn before it (:mod:`agents_memory.store.passages`)."""
+    """Lock up to ``limit`` rows without a vector (only rows of ``ids`` when given): active
+    first, then the newest (highest id, index ``memory_embed_claim``: a turn captured a moment
+    ago is embedded before an old backlog), skipping rows in a cooldown and rows another
+    transaction holds. ``newest_first=False`` is the order before issue 24 (oldest first),
+    kept for benchmarks. Returns ``(id, text to embed)`` pairs: the message after the end of
+    the turn before it (:mod:`agents_memory.store.passages`)."""
+    only = "" if ids is None else " AND m.id = ANY(%(ids)s)"
     rows = conn.execute(
         "SELECT m.id, m.message, " + PREVIOUS_SQL + " FROM memory m"
         " WHERE m.embedding IS NULL AND "
         + READY_SQL
-        + " ORDER BY m.is_active DESC, m.created_at, m.id LIMIT %(limit)s"
-        " FOR UPDATE OF m SKIP LOCKED",
-        {"now": now, "limit": limit},
+        + only
+        + _claim_order(newest_first)
+        + " LIMIT %(limit)s FOR UPDATE OF m SKIP LOCKED",
+        {"now": now, "limit": limit, "ids": list(ids or ())},
     ).fetchall()
     return [(int(r[0]), passage_text(str(r[1]), r[2])) for r in rows]
 

@@ -85,6 +85,9 @@ def ensure_embedding_column(conn: psycopg.Connection[Any], model: str, dim: int)
                 f"but {model} ({dim} dims) is configured; run `mcp-agents-memory reembed` "
                 "or configure the original model"
             )
+        if not _has_claim_index(conn):
+            with conn.transaction():
+                ensure_claim_index(conn)
         if status.model is None:
             _stamp(conn, model, dim)
             return vector_status(conn)
@@ -102,8 +105,23 @@ def ensure_embedding_column(conn: psycopg.Connection[Any], model: str, dim: int)
         conn.execute(
             "CREATE INDEX IF NOT EXISTS memory_unembedded ON memory (id) WHERE embedding IS NULL"
         )
+        ensure_claim_index(conn)
         _stamp(conn, model, dim)
     return vector_status(conn)
+
+
+CLAIM_INDEX_SQL = (
+    "CREATE INDEX IF NOT EXISTS memory_embed_claim ON memory (is_active, id)"
+    " WHERE embedding IS NULL"
+)
+"""The Cold Path embedder's claim order (active first, newest first) as an index scan
+backwards: the claim reads ``limit`` index entries instead of sorting the whole backlog."""
+
+
+def ensure_claim_index(conn: psycopg.Connection[Any]) -> None:
+    """The index behind the embedder's claim (a partial index: it holds only rows without a
+    vector, so it is small once the backlog is done)."""
+    conn.execute(CLAIM_INDEX_SQL)
 
 
 def _stamp(conn: psycopg.Connection[Any], model: str, dim: int) -> None:
@@ -124,6 +142,11 @@ def reembed_target(conn: psycopg.Connection[Any]) -> tuple[str, int] | None:
         return None
     model, _, dim = value.rpartition("\t")
     return (model, int(dim)) if model and dim.isdigit() else None
+
+
+def _has_claim_index(conn: psycopg.Connection[Any]) -> bool:
+    row = conn.execute("SELECT to_regclass('memory_embed_claim') IS NOT NULL").fetchone()
+    return bool(row and row[0])
 
 
 def _new_column_dim(conn: psycopg.Connection[Any]) -> int | None:
@@ -231,6 +254,7 @@ def finish_reembed(conn: psycopg.Connection[Any], model: str, dim: int) -> int:
         conn.execute("ALTER INDEX memory_reembed_todo RENAME TO memory_unembedded")
         conn.execute("ALTER INDEX memory_embedding_new_hnsw RENAME TO memory_embedding_hnsw")
         meta.drop(conn, META_REEMBED)
+        ensure_claim_index(conn)
         _stamp(conn, model, dim)
         row = conn.execute("SELECT count(*) FROM memory WHERE embedding IS NULL").fetchone()
     return int(row[0]) if row else 0

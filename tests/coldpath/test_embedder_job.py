@@ -8,10 +8,10 @@ from typing import Any, Literal
 import psycopg
 import pytest
 
-from agents_memory.coldpath.embedder import EmbedderJob
+from agents_memory.coldpath.embedder import BATCH_TOKENS, MIN_BATCH_TOKENS, EmbedderJob
 from agents_memory.config import Settings
 from agents_memory.embeddings import create_embedder, to_halfvec
-from agents_memory.store import migrate
+from agents_memory.store import coldqueue, migrate
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 from agents_memory.store.passages import CONTEXT_CHARS, passage_of, passage_text
 from tests.coldpath.embedding_helpers import ScriptedEmbedder, add_rows, job_context
@@ -27,21 +27,72 @@ def states(conn: psycopg.Connection[Any]) -> dict[int, tuple[bool, str | None, i
     return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
 
-def test_one_batch_per_run_active_rows_first_then_oldest(
+def test_one_batch_per_run_active_rows_first_then_newest(
     settings: Settings, conn: psycopg.Connection[Any]
 ) -> None:
     ids = add_rows(conn, [f"row {i}" for i in range(40)])
     conn.execute(
-        "UPDATE memory SET is_active = false, archived_at = now() WHERE id = %s", (ids[0],)
+        "UPDATE memory SET is_active = false, archived_at = now() WHERE id = %s", (ids[-1],)
     )
     conn.commit()
     embedder = ScriptedEmbedder()
-    report = EmbedderJob().run(job_context(conn, settings, embedder))
+    report = EmbedderJob(batch_tokens=None).run(job_context(conn, settings, embedder))
     assert report.processed == 32  # COLD_PATH_EMBED_BATCH_SIZE
-    assert embedder.seen == [f"row {i}" for i in range(1, 33)]
-    report = EmbedderJob().run(job_context(conn, settings, embedder))
+    assert embedder.seen == [f"row {i}" for i in range(38, 6, -1)]
+    report = EmbedderJob(batch_tokens=None).run(job_context(conn, settings, embedder))
     assert report.processed == 8
-    assert embedder.seen[-1] == "row 0"  # the archived row comes last
+    assert embedder.seen[-1] == "row 39"  # the archived row comes last
+
+
+def test_the_old_order_oldest_first_stays_available_for_benchmarks(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    add_rows(conn, [f"row {i}" for i in range(10)])
+    embedder = ScriptedEmbedder()
+    job = EmbedderJob(newest_first=False, batch_tokens=None)
+    job.run(job_context(conn, settings, embedder, batch_size=4))
+    assert embedder.seen[:4] == ["row 0", "row 1", "row 2", "row 3"]
+
+
+def test_a_batch_stays_within_the_token_budget_but_always_takes_one_row(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    add_rows(conn, ["x" * 3000, *(f"short {i} " + "y" * 70 for i in range(12))])
+    embedder = ScriptedEmbedder()
+    job = EmbedderJob()
+    budget = job.token_budget()
+    job.run(job_context(conn, settings, embedder))
+    first = embedder.batches[0]
+    assert 1 < len(first) < 12
+    assert sum(embedder.token_estimate(len(t)) for t in first) <= budget
+    while EmbedderJob().run(job_context(conn, settings, embedder)).processed:
+        pass  # a new job each time: the budget does not grow with the measured rate
+    assert ["x" * 3000] in embedder.batches  # over any budget: alone in its batch
+    assert sum(len(b) for b in embedder.batches) == 13
+
+
+def test_the_budget_follows_the_measured_rate_within_its_bounds() -> None:
+    job = EmbedderJob()
+    embedder = ScriptedEmbedder()
+    job._learn_rate(embedder, ["z" * 3000] * 10, 100.0)  # ~10 tokens/s: a crawling machine
+    assert job.token_budget() == MIN_BATCH_TOKENS
+    for _ in range(20):
+        job._learn_rate(embedder, ["z" * 3000] * 10, 0.001)
+    assert job.token_budget() == BATCH_TOKENS
+
+
+def test_identical_texts_in_a_batch_are_embedded_once_and_share_the_vector(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    ids = add_rows(conn, ["continue", "continue", "something else", "continue"])
+    embedder = ScriptedEmbedder()
+    report = EmbedderJob().run(job_context(conn, settings, embedder))
+    assert report.processed == 4
+    assert sorted(embedder.seen) == ["continue", "something else"]
+    vectors = dict(
+        conn.execute("SELECT id, embedding::text FROM memory WHERE id = ANY(%s)", (ids,))
+    )
+    assert vectors[ids[0]] == vectors[ids[1]] == vectors[ids[3]] != vectors[ids[2]]
     model = conn.execute("SELECT DISTINCT embedding_model FROM memory").fetchall()
     assert model == [(embedder.spec.model,)]
 
@@ -234,3 +285,35 @@ def test_the_real_local_model_finds_an_answer_through_the_turn_it_answers(
         (ids[1::2], query),
     ).fetchone()
     assert best is not None and best[0] == ids[1]
+
+
+def test_the_vector_column_comes_with_the_index_the_claim_reads_newest_first(
+    conn: psycopg.Connection[Any],
+) -> None:
+    row = conn.execute(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embed_claim'"
+    ).fetchone()
+    assert row is not None and "(is_active, id) WHERE (embedding IS NULL)" in row[0]
+
+
+def test_candidates_are_sized_by_the_passage_the_claim_will_build(
+    settings: Settings, conn: psycopg.Connection[Any]
+) -> None:
+    uid = ensure_user(conn, "tester")
+    rows = [
+        NewMemory("claude-code", "user", "q" * 700, session_id="s1", message_at=T0),
+        NewMemory(
+            "claude-code",
+            "assistant",
+            "short answer",
+            session_id="s1",
+            message_at=T0 + timedelta(seconds=5),
+        ),
+        NewMemory("claude-code", "user", "no session", message_at=T0),
+    ]
+    insert_memories(conn, uid, rows, has_vector=True)
+    conn.commit()
+    sizes = dict(coldqueue.unembedded_candidates(conn, 10, now=T0))
+    claimed = dict(coldqueue.claim_unembedded(conn, 10, now=T0))
+    conn.rollback()
+    assert sizes == {memory_id: len(text) for memory_id, text in claimed.items()}

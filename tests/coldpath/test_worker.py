@@ -349,3 +349,57 @@ def test_registry_lists_the_jobs_in_tick_order() -> None:
         "alias_promoter",
         "search_stats",
     ]
+
+
+def has_vector(live: psycopg.Connection[Any], memory_id: int) -> bool:
+    row = live.execute("SELECT embedding IS NOT NULL FROM memory WHERE id = %s", (memory_id,))
+    return bool(row.fetchone() == (True,))
+
+
+class GatedEmbedder(ScriptedEmbedder):
+    """Embeds one batch per permit the test hands out, so a drain goes at the test's pace."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.permits = threading.Semaphore(0)
+        self.waiting = 0
+        """Batches that arrived (each waits for its permit)."""
+
+    def _embed_batch(self, texts: list[str], *, is_query: bool) -> Any:
+        self.waiting += 1
+        self.permits.acquire()
+        return super()._embed_batch(texts, is_query=is_query)
+
+
+def test_a_turn_notified_during_a_long_drain_is_embedded_in_the_next_batch_alone(
+    make_settings: Any, db_url: str, live: Any
+) -> None:
+    settings = make_settings(
+        database_url=db_url,
+        cold_path_interval_sec=60,
+        cold_path_warmup_sec=0,
+        cold_path_embed_batch_size=10,
+    )
+    add_rows(live, [f"old turn {i}" for i in range(100)])
+    embedder = GatedEmbedder()
+    worker = make_worker(settings, embedder)
+    thread = threading.Thread(target=worker.serve)
+    thread.start()
+    try:
+        for done in (10, 20):
+            embedder.permits.release()
+            wait_until(lambda done=done: count_embedded(live) == done)
+        wait_until(lambda: embedder.waiting == 3)  # the third batch is under way
+        (fresh,) = add_rows(live, ["a turn captured just now"])
+        live.execute("SELECT pg_notify('agents_memory_new', '1')")
+        embedder.permits.release()  # the batch under way when the turn arrived
+        wait_until(lambda: count_embedded(live) == 30)
+        embedder.permits.release()  # the next batch: the fresh turn, alone
+        wait_until(lambda: has_vector(live, fresh))
+        assert embedder.batches[-1] == ["a turn captured just now"]
+        assert count_embedded(live) == 31  # the rest of the backlog is still waiting
+    finally:
+        worker.request_stop()
+        embedder.permits.release(100)
+        thread.join(timeout=10)
+        worker.close()

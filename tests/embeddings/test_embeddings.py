@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -104,6 +105,22 @@ def test_local_model_uses_its_thread_budget_and_close_ends_the_threads(threads: 
     while started & os_threads() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not started & os_threads()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads nice values in /proc")
+def test_a_background_local_model_runs_all_its_threads_at_a_lower_priority() -> None:
+    def nice_of(task: str) -> int:
+        stat = Path(f"/proc/self/task/{task}/stat").read_text(encoding="ascii")
+        return int(stat.rsplit(")", 1)[1].split()[16])  # field 19: nice
+
+    before = os_threads()
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    with LocalEmbedder(LOCAL_SPEC, threads=2, nice=5) as embedder:
+        embedder.embed_passages(["spread this batch over the threads"] * 8)
+        started = os_threads() - before
+        assert len(started) == 2
+        assert {nice_of(task) for task in started} == {min(19, mine + 5)}
+    assert os.getpriority(os.PRIO_PROCESS, 0) == mine  # the caller's priority is untouched
 
 
 def test_local_query_and_passage_use_different_prefixes(local: LocalEmbedder) -> None:

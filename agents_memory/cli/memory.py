@@ -31,7 +31,8 @@ from agents_memory.config import Settings, load_settings
 def cli(ctx: click.Context) -> None:
     """Long-term, shared memory for AI coding agents (database and MCP side).
 
-    With no command: serve MCP over stdio (what client configs run). With no configuration
+    With no command: serve MCP over stdio when a client pipes to it (what client configs run);
+    on a terminal, this help. With no configuration
     the data lives in an embedded PostgreSQL server under the user data directory; set
     DATABASE_URL to share one server between machines.
     """
@@ -40,6 +41,13 @@ def cli(ctx: click.Context) -> None:
     configure_logging(level, settings.secrets())
     ctx.obj = settings
     if ctx.invoked_subcommand is None:
+        if sys.stdin.isatty():
+            click.echo(ctx.get_help())
+            click.echo(
+                "\n(With no command and stdin piped from an MCP client, this serves MCP over "
+                "stdio; `mcp-agents-memory serve` does so on a terminal too.)"
+            )
+            return
         from agents_memory.server.app import serve as serve_mcp
 
         serve_mcp(settings)
@@ -223,11 +231,12 @@ def _print_health(report: object) -> None:
 
 def _register_commands() -> None:
     from agents_memory.cli.coldpath import coldpath, reembed
+    from agents_memory.cli.db import db
     from agents_memory.cli.owner import forget, restore
     from agents_memory.cli.search import search
     from agents_memory.cli.tags import tags
 
-    for command in (search, tags, coldpath, reembed, forget, restore):
+    for command in (search, tags, coldpath, reembed, forget, restore, db):
         cli.add_command(command)
 
 

@@ -198,8 +198,13 @@ def test_real_install_and_uninstall_exit_1_naming_the_client_skipped_for_a_malfo
     }
     script = str(Path(sys.executable).parent / "memory-capture")
     for action in ("install", "uninstall"):
+        files_only = ["--files-only"] if action == "install" else []
         result = subprocess.run(
-            [script, action, "--yes"], env=env, capture_output=True, text=True, check=False
+            [script, action, "--yes", *files_only],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         assert result.returncode == 1, (action, result.stdout, result.stderr)
         errors = result.stderr.strip().splitlines()

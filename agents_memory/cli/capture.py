@@ -283,10 +283,21 @@ def start() -> None:
 
 @cli.command()
 @debug_option
-def stop() -> None:
-    """Stop the capture daemon started by `start` (and its Cold Path); waits for both."""
+@click.pass_context
+def stop(ctx: click.Context) -> None:
+    """Stop the capture daemon (and its Cold Path), then the embedded database server; waits
+    for each. Any command starts the database again when it needs it."""
+    from agents_memory.store import database
+
     for line in _daemon_process().stop():
         click.echo(line)
+    settings = settings_from(ctx)
+    if database.external_conninfo(settings) is None:
+        server = database.embedded_server(settings)
+        stopped = server.stop()
+        click.echo(
+            "stopped the embedded database" if stopped else "the embedded database is not running"
+        )
 
 
 HOOK_PLATFORMS = tuple(adapter_names())

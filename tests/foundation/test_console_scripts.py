@@ -40,8 +40,21 @@ def test_the_distribution_installs_exactly_the_two_console_scripts() -> None:
     }
     assert scripts == {
         "memory-capture": "agents_memory.cli.entry:main",
-        "mcp-agents-memory": "agents_memory.cli.memory:main",
+        "mcp-agents-memory": "agents_memory.cli.entry:memory_main",
     }
+
+
+def test_an_old_python_gets_one_clear_line() -> None:
+    import pytest
+
+    from agents_memory.cli.entry import require_python
+
+    with pytest.raises(SystemExit) as stopped:
+        require_python((3, 10))
+    message = str(stopped.value.code)
+    assert "needs Python 3.11 or newer; this is Python 3.10" in message
+    assert "\n" not in message
+    require_python((3, 11))  # no exit
 
 
 @pytest.mark.parametrize(

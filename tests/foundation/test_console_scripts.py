@@ -99,3 +99,26 @@ def test_a_typo_close_to_the_scripts_own_verb_gets_clicks_own_suggestion(tmp_pat
     assert result.returncode == 2
     assert "mcp-agents-memory" not in result.stderr.split("Error:")[1]
     assert "status" in result.stderr
+
+
+def test_bare_mcp_agents_memory_on_a_terminal_prints_help_and_exits(tmp_path: Path) -> None:
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TMPDIR")}
+    env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [str(BIN / "mcp-agents-memory")],
+            env=env,
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 0, done.stderr
+    assert "Usage: mcp-agents-memory" in done.stdout and "serve" in done.stdout

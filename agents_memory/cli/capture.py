@@ -137,14 +137,14 @@ def run(ctx: click.Context, poll: bool, no_cold_path: bool) -> None:
 )
 @click.option(
     "--since",
-    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
-    help="Only transcripts modified on or after this date (YYYY-MM-DD).",
+    metavar="DATE",
+    help="Only transcripts modified since then (7d, 2w, 2026-02, last week, YYYY-MM-DD, …).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @debug_option
 @click.pass_context
 def backfill(
-    ctx: click.Context, platforms: tuple[str, ...], since: datetime | None, as_json: bool
+    ctx: click.Context, platforms: tuple[str, ...], since: str | None, as_json: bool
 ) -> None:
     """Import existing history from every client's transcripts (safe while the daemon runs).
 
@@ -156,7 +156,7 @@ def backfill(
 
     settings = settings_from(ctx)
     catalog = _catalog(settings, platforms)
-    when = since.replace(tzinfo=UTC) if since is not None and since.tzinfo is None else since
+    when = _since(since)
     with backfill_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
         report = run_backfill(settings, catalog, since=when, progress=progress)
     if as_json:
@@ -178,6 +178,18 @@ def backfill(
         print_backfill(report)
     if report.unreadable:
         ctx.exit(1)
+
+
+def _since(text: str | None) -> datetime | None:
+    """``--since`` in the one date grammar (:mod:`agents_memory.daterange`): its start."""
+    from agents_memory.daterange import parse_date_range
+
+    if text is None:
+        return None
+    try:
+        return parse_date_range(text, datetime.now().astimezone()).start
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since") from exc
 
 
 def vars_of(obj: object) -> dict[str, object]:

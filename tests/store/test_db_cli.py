@@ -6,6 +6,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -51,3 +52,21 @@ def test_db_refuses_an_external_server(tmp_path: Path) -> None:
     env = {"DATABASE_URL": "postgresql://u@example.invalid/db", "MEMORY_DATA_DIR": str(tmp_path)}
     result = CliRunner().invoke(cli, ["db", "stop"], env=env)
     assert result.exit_code == 1 and "external server" in result.output
+
+
+def test_doctor_says_when_the_capture_daemon_is_not_running(
+    make_settings: Any, db_url: str, tmp_path: Path
+) -> None:
+    from agents_memory.capture.daemon import PidFile
+    from agents_memory.ops.doctor import run_doctor
+
+    settings = make_settings(database_url=db_url, embedding_backend="none")
+    report = run_doctor(settings, state_dir=tmp_path)
+    assert any("capture daemon is not running" in note for note in report.notes)
+    lock = PidFile(tmp_path / "capture.pid")
+    assert lock.acquire()
+    try:
+        report = run_doctor(settings, state_dir=tmp_path)
+        assert not any("capture daemon is not running" in note for note in report.notes)
+    finally:
+        lock.release()

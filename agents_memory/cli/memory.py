@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime
 
 import click
 
@@ -159,7 +160,10 @@ def _coldpath_lines(cold: dict[str, object] | None) -> list[tuple[str, str]]:
         ", ".join(f"{r['role']} {r['tokens']}/{r['budget']} tokens" for r in llm if r.get("calls"))
         or "no calls today"
     )
-    last = cold.get("last_run_at") or "never"
+    from agents_memory.cli.views import local_time
+
+    ran = cold.get("last_run_at")
+    last = local_time(ran) if isinstance(ran, datetime) else (ran or "never")
     return [
         ("cold path", f"{running}; last run {last}"),
         ("backlog", f"{waiting}, {backlog.get('with_error')} with errors"),

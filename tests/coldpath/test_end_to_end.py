@@ -329,12 +329,14 @@ def check_summaries(
 
 
 def check_brief(conn: psycopg.Connection[Any], pool: Pool, labels: set[str]) -> None:
-    """The session-start hook's brief shows the newest summary of each older project."""
+    """The session-start hook's brief shows the newest summary of each older project (a
+    project's brief, so not the "(no project)" group)."""
     brief = brief_for(conn, pool.settings, pool.user_id, "claude-code", {"cwd": str(pool.atlas)})
     conn.rollback()
     assert "## Older history" in brief
     history = brief.split("## Older history", 1)[1].split("\n## ", 1)[0]
-    for label in labels:
+    assert f"- {NO_PROJECT} (" not in history
+    for label in labels - {NO_PROJECT}:
         newest = conn.execute(
             "SELECT s.summary FROM tag_summaries s LEFT JOIN project_tags t ON t.id = s.p_tag_id"
             " WHERE coalesce(t.name, s.d_tag) = %s ORDER BY s.period_end DESC LIMIT 1",

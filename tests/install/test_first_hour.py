@@ -127,6 +127,8 @@ def embeddings() -> Iterator[FakeEmbeddingServer]:
 
 @pytest.fixture
 def machine(tmp_path: Path, embeddings: FakeEmbeddingServer) -> Iterator[Machine]:
+    system = Path("/var/lib/mcp-agents-memory")  # as root: clusters and binary copies
+    before = set(system.iterdir()) if system.is_dir() else set()
     fresh = Machine(tmp_path, embeddings)
     yield fresh
     # Whatever happened: nothing of ours keeps running, no cluster is left behind.
@@ -140,6 +142,9 @@ def machine(tmp_path: Path, embeddings: FakeEmbeddingServer) -> Iterator[Machine
     if server.pgdata.is_relative_to("/var/lib/mcp-agents-memory"):
         shutil.rmtree(server.pgdata, ignore_errors=True)
         (server.pgdata.parent / f".{server.pgdata.name}.lock").unlink(missing_ok=True)
+    if system.is_dir():
+        for made in set(system.glob("pginstall-*")) - before:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def _wheel(dest: Path) -> Path:

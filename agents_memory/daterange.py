@@ -1,14 +1,18 @@
-"""``date_range`` for search: seed A's forms plus closed ranges ``A..B``. Pure: no clock reads.
+"""The one date grammar of every option that takes a period (search ``--date-range``, backfill
+``--since``, the MCP ``date_range``): seed A's forms, short spans, months and closed ranges
+``A..B``. Pure: no clock reads.
 
 Forms (case-insensitive; ``-`` or a space may stand for ``_``):
 
 * ``today`` — since today's midnight;
 * ``yesterday`` — that day only (yesterday's midnight up to today's);
-* ``last_week`` / ``last_month`` — since the midnight 7 / 30 days ago;
+* ``last_week`` / ``last_month`` (``last week`` too) — since the midnight 7 / 30 days ago;
 * ``N_days_ago`` / ``Ndays_ago`` (``1_day_ago`` too) — since the midnight N days ago;
+* ``Nd`` / ``Nw`` (``7d``, ``2w``) — since the midnight N days / weeks ago;
 * ``YYYY-MM-DD`` — since that day;
-* ``A..B`` — from the start of A up to the end of B's day (each side a date or a form above);
-  ``..B`` and ``A..`` leave one side open.
+* ``YYYY-MM`` — that month only;
+* ``A..B`` — from the start of A up to the end of B (B's day, or B's month), each side a form
+  above; ``..B`` and ``A..`` leave one side open.
 
 Midnights are taken in ``now``'s time zone. ``end`` is exclusive.
 
@@ -23,9 +27,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 ACCEPTED_FORMS = (
-    "today, yesterday, last_week, last_month, N_days_ago (e.g. 3_days_ago), "
-    "YYYY-MM-DD (since that day), or a range A..B of those (open ends ..B and A.. allowed; "
-    "B's whole day is included)"
+    "today, yesterday, last week, last month, N_days_ago (e.g. 3_days_ago), 7d, 2w, "
+    "YYYY-MM-DD (since that day), YYYY-MM (that month), or a range A..B of those "
+    "(e.g. 2026-02-01..2026-02-15; open ends ..B and A.. allowed; B's whole day or month is "
+    "included)"
 )
 
 DURATION_FORMS = "a number and a unit s, m, h, d or w (e.g. 30m, 2h, 1d, 1h30m)"
@@ -36,6 +41,8 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 _DAYS_AGO = re.compile(r"^(\d{1,5})_?days?_ago$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ISO_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_SHORT_SPAN = re.compile(r"^(\d{1,5})([dw])$")
 _FIXED_OFFSETS = {"today": 0, "yesterday": 1, "last_week": 7, "last_month": 30}
 
 
@@ -65,8 +72,8 @@ def parse_date_range(text: str, now: datetime) -> DateRange:
         left, right = raw.split("..", 1)
         if ".." in right or (not left.strip() and not right.strip()):
             raise _bad(text)
-        start = _midnight(_anchor_day(left, now, text), now) if left.strip() else None
-        end_day = _anchor_day(right, now, text) + timedelta(days=1) if right.strip() else None
+        start = _midnight(_span(left, now, text)[0], now) if left.strip() else None
+        end_day = _span(right, now, text)[1] + timedelta(days=1) if right.strip() else None
         end = _midnight(end_day, now) if end_day is not None else None
         if start is not None and end is not None and start >= end:
             raise ValueError(
@@ -74,17 +81,33 @@ def parse_date_range(text: str, now: datetime) -> DateRange:
                 + ACCEPTED_FORMS
             )
         return DateRange(start, end)
-    day = _anchor_day(raw, now, text)
-    start = _midnight(day, now)
-    if _normalise(raw) == "yesterday":
-        return DateRange(start, _midnight(day + timedelta(days=1), now))
+    first, last = _span(raw, now, text)
+    start = _midnight(first, now)
+    if _normalise(raw) == "yesterday" or _ISO_MONTH.match(_normalise(raw)):
+        return DateRange(start, _midnight(last + timedelta(days=1), now))
     return DateRange(start, None)
+
+
+def _span(part: str, now: datetime, whole: str) -> tuple[date, date]:
+    """The first and last calendar day a single form names: one day, or a whole month."""
+    match = _ISO_MONTH.match(_normalise(part))
+    if match is None:
+        day = _anchor_day(part, now, whole)
+        return day, day
+    year, month = int(match[1]), int(match[2])
+    if not 1 <= month <= 12:
+        raise _bad(whole, f"{part.strip()!r} is not a real month")
+    following = date(year + month // 12, month % 12 + 1, 1)
+    return date(year, month, 1), following - timedelta(days=1)
 
 
 def _anchor_day(part: str, now: datetime, whole: str) -> date:
     """The calendar day a single form names (for ``N_days_ago``: the day N days back)."""
     token = _normalise(part)
     today = now.date()
+    short = _SHORT_SPAN.match(token)
+    if short:
+        return today - timedelta(days=int(short[1]) * (7 if short[2] == "w" else 1))
     if token in _FIXED_OFFSETS:
         return today - timedelta(days=_FIXED_OFFSETS[token])
     match = _DAYS_AGO.match(token)
@@ -100,7 +123,7 @@ def _anchor_day(part: str, now: datetime, whole: str) -> date:
 
 def _normalise(part: str) -> str:
     token = part.strip().lower()
-    if _ISO_DATE.match(token):
+    if _ISO_DATE.match(token) or _ISO_MONTH.match(token):
         return token
     return re.sub(r"[\s-]+", "_", token)
 
@@ -111,7 +134,7 @@ def _midnight(day: date, now: datetime) -> datetime:
 
 def _bad(text: str, reason: str | None = None) -> ValueError:
     why = f" ({reason})" if reason else ""
-    return ValueError(f"unrecognised date_range {text!r}{why}; accepted forms: {ACCEPTED_FORMS}")
+    return ValueError(f"unrecognised date {text!r}{why}; accepted forms: {ACCEPTED_FORMS}")
 
 
 def parse_duration(text: str) -> timedelta:

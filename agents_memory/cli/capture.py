@@ -71,15 +71,24 @@ def pid_file() -> Path:
     is_flag=True,
     help="Do not use inotify; rely on the periodic rescan (NFS, bind mounts).",
 )
+@click.option(
+    "--no-cold-path",
+    is_flag=True,
+    help="Do not run the Cold Path as a child (a service manager runs it: the systemd unit).",
+)
 @debug_option
 @click.pass_context
-def run(ctx: click.Context, poll: bool) -> None:
-    """Run the capture daemon in the foreground (what the systemd user unit starts).
+def run(ctx: click.Context, poll: bool, no_cold_path: bool) -> None:
+    """Run the capture daemon in the foreground (what the service and `start` run).
 
     Watches every enabled client's transcript folders and stores each new user/assistant turn
-    exactly once. SIGTERM or Ctrl-C finishes the current file and exits cleanly.
+    exactly once. It also runs the Cold Path (`mcp-agents-memory coldpath`) as its child,
+    restarted when it exits, unless COLD_PATH_ENABLED=false or --no-cold-path. SIGTERM or
+    Ctrl-C finishes the current file, stops the Cold Path and exits cleanly.
     """
     from agents_memory.capture.daemon import CaptureDaemon, Companion, PidFile
+    from agents_memory.capture.supervisor import ColdPathSupervisor
+    from agents_memory.install.installer import resolve_commands
     from agents_memory.recall.context_files import ContextFiles
     from agents_memory.recall.socket_server import BriefServer
 
@@ -87,11 +96,18 @@ def run(ctx: click.Context, poll: bool) -> None:
     catalog = _catalog(settings)
     lock = PidFile(pid_file())
     first = lock.acquire()
-    # Only the first daemon listens for flush nudges and serves briefs; a second one still
-    # captures safely.
+    # Only the first daemon listens for flush nudges, serves briefs and runs the Cold Path; a
+    # second one still captures safely.
     companions: list[Companion] = [ContextFiles(settings, catalog.home)]
     if first:
         companions.append(BriefServer(settings, brief_socket_path()))
+    if first and settings.cold_path_enabled and not no_cold_path:
+        server = resolve_commands().mcp_server
+        companions.append(
+            ColdPathSupervisor(
+                [str(server), "coldpath"], restart_sec=settings.cold_path_interval_sec
+            )
+        )
     daemon = CaptureDaemon(
         settings,
         catalog,
@@ -121,14 +137,14 @@ def run(ctx: click.Context, poll: bool) -> None:
 )
 @click.option(
     "--since",
-    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
-    help="Only transcripts modified on or after this date (YYYY-MM-DD).",
+    metavar="DATE",
+    help="Only transcripts modified since then (7d, 2w, 2026-02, last week, YYYY-MM-DD, …).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @debug_option
 @click.pass_context
 def backfill(
-    ctx: click.Context, platforms: tuple[str, ...], since: datetime | None, as_json: bool
+    ctx: click.Context, platforms: tuple[str, ...], since: str | None, as_json: bool
 ) -> None:
     """Import existing history from every client's transcripts (safe while the daemon runs).
 
@@ -140,7 +156,7 @@ def backfill(
 
     settings = settings_from(ctx)
     catalog = _catalog(settings, platforms)
-    when = since.replace(tzinfo=UTC) if since is not None and since.tzinfo is None else since
+    when = _since(since)
     with backfill_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
         report = run_backfill(settings, catalog, since=when, progress=progress)
     if as_json:
@@ -162,6 +178,18 @@ def backfill(
         print_backfill(report)
     if report.unreadable:
         ctx.exit(1)
+
+
+def _since(text: str | None) -> datetime | None:
+    """``--since`` in the one date grammar (:mod:`agents_memory.daterange`): its start."""
+    from agents_memory.daterange import parse_date_range
+
+    if text is None:
+        return None
+    try:
+        return parse_date_range(text, datetime.now().astimezone()).start
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since") from exc
 
 
 def vars_of(obj: object) -> dict[str, object]:
@@ -247,6 +275,43 @@ def resume(ctx: click.Context, platform: str | None) -> None:
         click.echo(f"still: {still} (`memory-capture resume` without --platform ends it)")
 
 
+def _daemon_process() -> Any:
+    from agents_memory.install.installer import resolve_commands
+    from agents_memory.ops.daemon import DaemonProcess
+
+    return DaemonProcess(
+        resolve_commands().memory_capture, pid_file(), user_state_dir() / "capture.log"
+    )
+
+
+@cli.command()
+@debug_option
+def start() -> None:
+    """Start the capture daemon in the background, with the Cold Path as its child (for
+    systems without systemd or launchd); its output goes to capture.log in the state dir."""
+    for line in _daemon_process().start():
+        click.echo(line)
+
+
+@cli.command()
+@debug_option
+@click.pass_context
+def stop(ctx: click.Context) -> None:
+    """Stop the capture daemon (and its Cold Path), then the embedded database server; waits
+    for each. Any command starts the database again when it needs it."""
+    from agents_memory.store import database
+
+    for line in _daemon_process().stop():
+        click.echo(line)
+    settings = settings_from(ctx)
+    if database.external_conninfo(settings) is None:
+        server = database.embedded_server(settings)
+        stopped = server.stop()
+        click.echo(
+            "stopped the embedded database" if stopped else "the embedded database is not running"
+        )
+
+
 HOOK_PLATFORMS = tuple(adapter_names())
 
 
@@ -266,20 +331,29 @@ def _install_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 @cli.command()
 @_install_options
+@click.option(
+    "--files-only",
+    is_flag=True,
+    help="Only write hooks, MCP entries and service files: no database, no import, no start.",
+)
 @debug_option
 @click.pass_context
-def install(ctx: click.Context, platforms: tuple[str, ...], dry_run: bool, yes: bool) -> None:
-    """Set up memory in your agent clients and start the capture daemon.
+def install(
+    ctx: click.Context, platforms: tuple[str, ...], dry_run: bool, yes: bool, files_only: bool
+) -> None:
+    """Set up everything: the database, your existing history, your agent clients, the daemon.
 
-    Per client: a SessionStart hook that injects the memory brief (or, for a client without
-    one, a managed context block the daemon keeps fresh), a hook that nudges the daemon when a
-    turn ends, and the MCP server entry; `--dry-run` shows each client's plan. Then the systemd
-    user unit (or how to run the daemon without systemd). Every edited file is backed up
-    first; running it again changes nothing.
+    Creates the database and imports existing history (with a progress bar), then per client:
+    a SessionStart hook that injects the memory brief (or, for a client without one, a managed
+    context block the daemon keeps fresh), a hook that nudges the daemon when a turn ends, and
+    the MCP server entry; `--dry-run` shows each client's plan. Then the service (systemd user
+    units, a launchd agent on macOS) and starts it; without either it starts the daemon itself
+    (`memory-capture start`), which runs the Cold Path as its child. Every edited file is
+    backed up first; running it again changes nothing.
     """
     from agents_memory.cli.install import run_command
 
-    run_command(ctx, "install", platforms, dry_run=dry_run, yes=yes)
+    run_command(ctx, "install", platforms, dry_run=dry_run, yes=yes, files_only=files_only)
 
 
 @cli.command()
@@ -289,12 +363,13 @@ def install(ctx: click.Context, platforms: tuple[str, ...], dry_run: bool, yes: 
 def uninstall(ctx: click.Context, platforms: tuple[str, ...], dry_run: bool, yes: bool) -> None:
     """Remove exactly what `install` added (hooks, MCP entries, context blocks, units).
 
-    Without --platform it also stops and removes the systemd user units. Your other settings,
+    Without --platform it also stops the daemon and removes the service files (systemd
+    units, launchd agent); the data stays (delete the data dir yourself). Your other settings,
     hooks and MCP servers are left as they are.
     """
     from agents_memory.cli.install import run_command
 
-    run_command(ctx, "uninstall", platforms, dry_run=dry_run, yes=yes)
+    run_command(ctx, "uninstall", platforms, dry_run=dry_run, yes=yes, files_only=False)
 
 
 @cli.group()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import click
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
 def cli(ctx: click.Context) -> None:
     """Long-term, shared memory for AI coding agents (database and MCP side).
 
-    With no command: serve MCP over stdio (what client configs run). With no configuration
+    With no command: serve MCP over stdio when a client pipes to it (what client configs run);
+    on a terminal, this help. With no configuration
     the data lives in an embedded PostgreSQL server under the user data directory; set
     DATABASE_URL to share one server between machines.
     """
@@ -45,6 +47,13 @@ def cli(ctx: click.Context) -> None:
     configure_logging(level, settings.secrets())
     ctx.obj = settings
     if ctx.invoked_subcommand is None:
+        if sys.stdin.isatty():
+            click.echo(ctx.get_help())
+            click.echo(
+                "\n(With no command and stdin piped from an MCP client, this serves MCP over "
+                "stdio; `mcp-agents-memory serve` does so on a terminal too.)"
+            )
+            return
         from agents_memory.server.app import serve as serve_mcp
 
         serve_mcp(settings)
@@ -201,7 +210,10 @@ def _coldpath_lines(cold: dict[str, object] | None) -> list[tuple[str, str]]:
         ", ".join(f"{r['role']} {r['tokens']}/{r['budget']} tokens" for r in llm if r.get("calls"))
         or "no calls today"
     )
-    last = cold.get("last_run_at") or "never"
+    from agents_memory.cli.views import local_time
+
+    ran = cold.get("last_run_at")
+    last = local_time(ran) if isinstance(ran, datetime) else (ran or "never")
     return [
         ("cold path", f"{running}; last run {last}"),
         ("backlog", f"{waiting}, {backlog.get('with_error')} with errors"),
@@ -299,11 +311,12 @@ def _secret_lines(scan: SecretScan) -> list[str]:
 def _register_commands() -> None:
     from agents_memory.cli.coldpath import coldpath, reembed
     from agents_memory.cli.data import export_cmd, import_cmd
+    from agents_memory.cli.db import db
     from agents_memory.cli.owner import forget, restore
     from agents_memory.cli.search import search
     from agents_memory.cli.tags import tags
 
-    for command in (search, tags, coldpath, reembed, export_cmd, import_cmd, forget, restore):
+    for command in (search, tags, coldpath, reembed, export_cmd, import_cmd, forget, restore, db):
         cli.add_command(command)
 
 

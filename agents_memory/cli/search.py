@@ -7,6 +7,7 @@ from datetime import datetime
 
 import click
 
+from agents_memory.adapters import names as adapter_names
 from agents_memory.cli.common import debug_option, settings_from
 from agents_memory.config import Settings
 from agents_memory.daterange import ACCEPTED_FORMS
@@ -14,13 +15,40 @@ from agents_memory.errors import SearchArgumentError
 from agents_memory.recall.search import search_database, search_request
 from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
 
+SHORT_PLATFORMS = {"claude": "claude-code", "codex": "codex-cli", "gemini": "gemini-cli"}
+"""Short forms ``--platform`` accepts; the table shows them too."""
+
+
+def platform_name(
+    _ctx: click.Context | None, _param: click.Parameter | None, value: str | None
+) -> str | None:
+    """``--platform``: a client's name or short form, or ``*``; anything else is refused with
+    the list."""
+    if value is None or value == "*":
+        return value
+    name = SHORT_PLATFORMS.get(value.strip().lower(), value.strip().lower())
+    known = adapter_names()
+    if name not in known:
+        forms = ", ".join([*known, *SHORT_PLATFORMS, "*"])
+        raise click.BadParameter(f"unknown platform {value!r}; one of: {forms}")
+    return name
+
+
+def short_platform(name: str) -> str:
+    return next((short for short, full in SHORT_PLATFORMS.items() if full == name), name)
+
 
 @click.command()
 @click.argument("query", nargs=-1)
 @click.option("--p-tag", help="Only this project (aliases resolve to the canonical tag).")
 @click.option("--date-range", help=f"Only this period: {ACCEPTED_FORMS}.")
 @click.option("--role", type=click.Choice(["user", "assistant"]), help="Only this role.")
-@click.option("--platform", help="Only this agent platform ('*' = all).")
+@click.option(
+    "--platform",
+    callback=platform_name,
+    help="Only this client: claude-code (claude), codex-cli (codex), gemini-cli (gemini), grok, "
+    "antigravity; '*' = all.",
+)
 @click.option(
     "--device-scope",
     type=click.Choice(["global", "local"]),
@@ -33,6 +61,7 @@ from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
 )
 @click.option("--include-archived", is_flag=True, help="Also search archived rows.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--why", is_flag=True, help="Also show why each row ranks (arms, scores).")
 @debug_option
 @click.pass_context
 def search(
@@ -46,6 +75,7 @@ def search(
     limit: int,
     include_archived: bool,
     as_json: bool,
+    why: bool,
 ) -> None:
     """Search memories: full-text and vector arms fused, newest first with no QUERY.
 
@@ -73,51 +103,53 @@ def search(
     if as_json:
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
         return
-    _print_table(result)
+    _print_table(result, why=why)
 
 
 def _note(note: str) -> None:
     click.echo(f"note: {note}", err=True)
 
 
-def _print_table(result: SearchResult) -> None:
+def _print_table(result: SearchResult, *, why: bool = False) -> None:
+    """The hits in a table that fits the terminal (or ``COLUMNS`` when piped; 80 by default):
+    id, when, project, who, the message wrapped; ranking internals only with ``why``."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     console = Console()
-    summary = f"used: {result.used}, {result.count} result(s)"
+    if not result.hits:
+        console.print("no match", highlight=False, markup=False)
+        return
+    summary = f"{result.count} result(s) by {result.used}"
     if result.p_tag:
         summary += f", project {result.p_tag}"
-    if result.top_similarity is not None:
+    if why and result.top_similarity is not None:
         summary += f", top similarity {result.top_similarity:.3f}"
     console.print(summary, highlight=False, markup=False)
     if result.note:
         console.print(f"note: {result.note}", highlight=False, markup=False)
-    if not result.hits:
-        return
-    table = Table(show_lines=True, expand=True)
+    table = Table(show_edge=False, expand=True, pad_edge=False)
     table.add_column("id", justify="right", no_wrap=True)
     table.add_column("when", no_wrap=True)
-    table.add_column("where / why", max_width=22, overflow="fold")
+    table.add_column("project", max_width=14, overflow="ellipsis", no_wrap=True)
+    table.add_column("who", no_wrap=True)
+    if why:
+        table.add_column("why", max_width=18, overflow="fold")
     table.add_column("message", ratio=1, overflow="fold")
+    this_year = datetime.now().astimezone().year
     for hit in result.hits:
         message = " ".join(hit.message.split())
         if len(message) > 300:
             message = message[:299] + "…"
-        where = f"{hit.agent_platform} {hit.role}"
-        if hit.p_tag:
-            where += f" {hit.p_tag}"
-        if hit.is_pinned:
-            where += " (pinned)"
-        if hit.archived:
-            where += " (archived)"
-        cells = (
-            str(hit.id),
-            hit.message_at.astimezone().strftime("%Y-%m-%d\n%H:%M"),
-            f"{where}\n{_why(result, hit.why, hit.confidence)}",
-            message,
-        )
+        local = hit.message_at.astimezone()
+        when = local.strftime("%m-%d %H:%M" if local.year == this_year else "%Y-%m-%d")
+        who = f"{short_platform(hit.agent_platform)} {hit.role[0]}"
+        marks = (" (pinned)" if hit.is_pinned else "") + (" (archived)" if hit.archived else "")
+        cells = [str(hit.id), when, hit.p_tag or "-", who + marks]
+        if why:
+            cells.append(_why(result, hit.why, hit.confidence))
+        cells.append(message)
         table.add_row(*(Text(cell) for cell in cells))
     console.print(table)
 

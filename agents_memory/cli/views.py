@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +99,7 @@ def print_status(status: CaptureStatus) -> None:
             column, justify="left" if column in ("platform", "last capture") else "right"
         )
     for name, item in sorted(status.platforms.items()):
-        last = item.last_capture_at.strftime("%Y-%m-%d %H:%M") if item.last_capture_at else "-"
+        last = local_time(item.last_capture_at) if item.last_capture_at else "-"
         behind = f"{item.files_behind} files, {item.lag_bytes} B" if item.files_behind else "0"
         unknown = ", ".join(f"{k} x{v}" for k, v in sorted(item.unknown_kinds.items())[:3])
         table.add_row(
@@ -129,9 +131,13 @@ def _print_repaired(console: Console, repaired: dict[str, int]) -> None:
 
 
 def _console() -> Console:
-    """Wide enough for the tables when stdout is not a terminal (pipes, journald)."""
+    """The terminal's width; when stdout is not a terminal (pipes, journald) ``COLUMNS`` when
+    set, else wide enough for the tables."""
     probe = Console()
-    return probe if probe.is_terminal else Console(width=140)
+    if probe.is_terminal:
+        return probe
+    columns = os.environ.get("COLUMNS", "")
+    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else 140)
 
 
 def _print_coldpath(console: Console, cold: dict[str, Any] | None) -> None:
@@ -156,5 +162,11 @@ def _print_coldpath(console: Console, cold: dict[str, Any] | None) -> None:
         console.print(f"  degraded: {reason}")
 
 
+def local_time(value: datetime) -> str:
+    """The one way times are shown: ISO 8601 in the local zone, to the minute
+    (``2026-12-01 21:14+01:00``)."""
+    return value.astimezone().isoformat(sep=" ", timespec="minutes")
+
+
 def _when(value: Any) -> str:
-    return value.strftime("%Y-%m-%d %H:%M") if hasattr(value, "strftime") else "never"
+    return local_time(value) if isinstance(value, datetime) else "never"

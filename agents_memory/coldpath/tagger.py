@@ -2,9 +2,11 @@
 
 Project identity comes first and is deterministic: the row's ``git_root``/``git_remote``
 (capture resolved worktrees to their main repository) select the project tag that owns that
-repository. A repository no tag owns yet becomes a *suggestion* in
-``project_tag_new_suggestions`` (named after the repository); nothing is created until a person
-confirms it (``mcp-agents-memory tags confirm``), which then files the rows retroactively.
+repository. A repository no tag owns yet is a deterministic identity, so it becomes a confirmed
+tag at once, named after the repository (a free name: ``app``, ``beta-app``, ``app-2``), and
+its earlier rows are filed retroactively. No person has to confirm it; a repository whose
+suggestion a person rejected (or merged away) stays untagged. Suggestions stay for what is
+really uncertain: the model's ``NEW:<slug>`` for rows without git, merges and aliases.
 
 The LLM only refines: it picks the keywords, and the project only for rows with no git
 identity (seed A's candidate list; ``NEW:<slug>`` becomes a suggestion, never a tag; an unknown
@@ -46,6 +48,10 @@ class _Known:
 
     def __post_init__(self) -> None:
         self.by_name = {t.name: t for t in self.tags}
+
+    def refresh(self, tags: list[ProjectTag]) -> None:
+        self.tags = tags
+        self.by_name = {t.name: t for t in tags}
 
 
 class TaggerJob(Job):
@@ -96,7 +102,7 @@ class TaggerJob(Job):
         has_git = bool(row.git_root or row.git_remote)
         project = tag_store.find_tag_for_git(known.tags, row.git_root, row.git_remote)
         if has_git and project is None:
-            self._suggest_repository(ctx, row, known)
+            project = self._adopt_repository(ctx, row, known)
         answer = self._ask(ctx, row, known, project, report)
         if answer is None:
             report.heuristic += 1
@@ -163,29 +169,39 @@ class TaggerJob(Job):
             return None
         return tag.id
 
-    def _suggest_repository(self, ctx: JobContext, row: TagRow, known: _Known) -> None:
-        """Ask a person about a repository no project tag owns (one suggestion per repo)."""
+    def _adopt_repository(self, ctx: JobContext, row: TagRow, known: _Known) -> int | None:
+        """Create the confirmed tag of a repository no tag owns and file its earlier rows;
+        ``None`` when a person rejected (or merged away) this repository's suggestion. A
+        suggestion still pending from an older version is confirmed with its name."""
         existing: NewTagSuggestion | None = suggestion_store.git_suggestion_for(
             ctx.conn, ctx.user_id, row.git_root, row.git_remote
         )
-        if existing is not None:
-            if existing.status == "pending":
-                suggestion_store.suggest_new_tag(ctx.conn, ctx.user_id, existing.name)
-            return
-        name = _free_name(_repository_names(row.git_root, row.git_remote), known)
-        if name is None:
-            return
-        suggestion_store.suggest_new_tag(
-            ctx.conn,
-            ctx.user_id,
-            name,
-            members=[name],
-            git_root=row.git_root,
-            git_remote=row.git_remote,
-            recommendation="project",
-            rationale="a git repository with captured turns and no project tag",
+        if existing is not None and existing.status in ("rejected", "superseded"):
+            return None
+        name = (
+            existing.name
+            if existing is not None
+            else _free_name(_repository_names(row.git_root, row.git_remote), known)
         )
-        known.suggestion_names[name] = "pending"
+        if name is None:
+            return None
+        tag_id = tag_store.create_project_tag(
+            ctx.conn, name, git_root=row.git_root, git_remote=row.git_remote
+        )
+        filed = tag_store.retro_tag_git(ctx.conn, tag_id, row.git_root, row.git_remote)
+        if existing is not None and existing.status == "pending":
+            suggestion_store.decide_new_suggestion(
+                ctx.conn,
+                existing.id,
+                "confirmed",
+                decided_by="system",
+                reason="a git repository is a project",
+                project_tag_id=tag_id,
+                retrotagged=filed,
+            )
+        known.refresh(tag_store.list_project_tags(ctx.conn))
+        log.info("tagger: new project tag %s for %s", name, row.git_remote or row.git_root)
+        return tag_store.find_tag_for_git(known.tags, row.git_root, row.git_remote) or tag_id
 
 
 def _repository_names(git_root: str | None, git_remote: str | None) -> list[str]:

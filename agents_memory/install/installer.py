@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from agents_memory.adapters import all_adapters, get_adapter
 from agents_memory.adapters.base import (
@@ -36,7 +36,7 @@ from agents_memory.adapters.base import (
     TextBlock,
 )
 from agents_memory.errors import AgentsMemoryError, ConfigFileError
-from agents_memory.install import services
+from agents_memory.install import launchd, services
 from agents_memory.install.edits import (
     Record,
     present_entries,
@@ -118,10 +118,23 @@ class Report:
         return [f"{c.platform}: {c.error}" for c in self.clients if c.error]
 
 
+class DaemonControl(Protocol):
+    """Starts and stops the capture daemon without a service manager (``memory-capture
+    start|stop``); each returns lines for the user."""
+
+    def start(self) -> list[str]: ...
+
+    def stop(self) -> list[str]: ...
+
+
 @dataclass(slots=True)
 class Installer:
     """Applies plans under ``home``. ``systemctl`` is ``None`` where there is no systemd;
-    ``which`` finds the clients (and the tools their post-install steps run) on PATH."""
+    ``which`` finds the clients (and the tools their post-install steps run) on PATH.
+
+    ``prepare`` runs after the confirmation and before any file is written (the CLI creates
+    the database and imports existing history there); ``daemon`` starts the capture daemon
+    where neither systemd nor launchd (``launchctl``, on ``platform`` darwin) can."""
 
     home: Path
     commands: Commands
@@ -129,6 +142,10 @@ class Installer:
     systemctl: services.SystemctlRunner | None = None
     cold_path: bool = True
     which: Callable[[str], str | None] = shutil.which
+    platform: str = sys.platform
+    launchctl: services.SystemctlRunner | None = None
+    prepare: Callable[[], list[str]] | None = None
+    daemon: DaemonControl | None = None
     stamp: str = field(default_factory=lambda: datetime.now().strftime("%Y%m%dT%H%M%S"))
 
     # --- what to touch -----------------------------------------------------------------------
@@ -159,8 +176,11 @@ class Installer:
         plans = [a.install_plan(self.home, self.commands) for a in chosen]
         if action == "install" and self.systemctl is not None:
             plans.append(services.unit_plan(self.home, self.commands, cold_path=self.cold_path))
+        elif action == "install" and self.platform == "darwin":
+            plans.append(launchd.agent_plan(self.home, self.commands, self.state_dir))
         elif action == "uninstall" and not platforms:
             plans.append(services.removal_plan(self.home))
+            plans.append(launchd.removal_plan(self.home))
         return plans
 
     # --- the one applier -----------------------------------------------------------------------
@@ -191,6 +211,8 @@ class Installer:
             return report
         if action == "uninstall" and not platforms:
             report.notes.extend(self._stop_services())
+        if action == "install" and self.prepare is not None:
+            report.notes.extend(self.prepare())
         backups = Backups(self.stamp)
         for client in report.clients:
             self._apply(client.changes, manifest, backups, action)
@@ -284,6 +306,12 @@ class Installer:
 
     def _start_services(self, report: Report) -> list[str]:
         if self.systemctl is None or self.systemctl(["show-environment"]) != 0:
+            agent = launchd.agent_path(self.home)
+            if self.launchctl is not None and agent.exists():
+                self.launchctl(["load", "-w", str(agent)])
+                return [f"loaded the launchd agent {launchd.LABEL} (it starts at login)"]
+            if self.daemon is not None:
+                return self.daemon.start()
             return [services.how_to_run(self.commands, self.state_dir)]
         units = [c for c in report.changes if c.platform == services.PLATFORM]
         coldpath = services.unit_dir(self.home) / services.COLDPATH_UNIT
@@ -294,8 +322,19 @@ class Installer:
         )
 
     def _stop_services(self) -> list[str]:
-        if self.systemctl is None:
-            return []
+        notes: list[str] = []
+        agent = launchd.agent_path(self.home)
+        if self.launchctl is not None and agent.exists():
+            self.launchctl(["unload", "-w", str(agent)])
+            notes.append(f"unloaded the launchd agent {launchd.LABEL}")
+        if self.systemctl is not None:
+            notes.extend(self._stop_units())
+        if self.daemon is not None:
+            notes.extend(self.daemon.stop())
+        return notes
+
+    def _stop_units(self) -> list[str]:
+        assert self.systemctl is not None
         directory = services.unit_dir(self.home)
         present = [
             name
@@ -311,7 +350,11 @@ class Installer:
             for adapter in adapters:
                 notes.extend(adapter.post_install(ctx))
             if self.systemctl is None:
-                notes.append(services.how_to_run(self.commands, self.state_dir))
+                notes.append(
+                    "would start the capture daemon (`memory-capture start`)"
+                    if self.daemon is not None
+                    else services.how_to_run(self.commands, self.state_dir)
+                )
             else:
                 notes.append(f"would run `systemctl --user enable --now {services.CAPTURE_UNIT}`")
         return notes

@@ -66,11 +66,15 @@ def removal_plan(home: Path) -> InstallPlan:
     return InstallPlan(PLATFORM, edits)
 
 
-def systemctl_runner(systemctl: str, timeout: float = 60.0) -> SystemctlRunner:
+def systemctl_runner(
+    systemctl: str, timeout: float = 60.0, *, user: bool = True
+) -> SystemctlRunner:
+    """Runs ``systemctl --user ARGS`` (or, ``user=False``, the tool with ARGS: launchctl)."""
+
     def run(args: Sequence[str]) -> int:
         try:
             done = subprocess.run(
-                [systemctl, "--user", *args],
+                [systemctl, *(["--user"] if user else []), *args],
                 capture_output=True,
                 text=True,
                 timeout=timeout,

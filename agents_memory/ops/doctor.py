@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from agents_memory.capture.daemon import running_pid
 from agents_memory.config import Settings, ignored_seed_settings
 from agents_memory.embeddings import embedding_spec, local_model_mismatch
 from agents_memory.errors import AgentsMemoryError
+from agents_memory.paths import user_state_dir
 from agents_memory.store import database
 from agents_memory.store.health import DatabaseHealth, inspect
 
+CAPTURE_PID = "capture.pid"
 
-def run_doctor(settings: Settings, *, scan_secrets: bool = False) -> DatabaseHealth:
+
+def run_doctor(
+    settings: Settings, *, scan_secrets: bool = False, state_dir: Path | None = None
+) -> DatabaseHealth:
+    """``state_dir`` (the user state dir by default) holds the capture daemon's pid file."""
     external = database.external_conninfo(settings)
     if external is None:
         server = database.embedded_server(settings)
@@ -48,6 +56,11 @@ def run_doctor(settings: Settings, *, scan_secrets: bool = False) -> DatabaseHea
         health.problems.append(f"{exc} — {hint}")
     if external is None and settings.data_dir.exists():
         health.data_dir_bytes = database.data_dir_size(settings.data_dir)
+    if running_pid((state_dir or user_state_dir()) / CAPTURE_PID) is None:
+        health.notes.append(
+            "the capture daemon is not running on this machine, so new turns are not "
+            "captured: `memory-capture start` (or `memory-capture install` for the service)"
+        )
     return health
 
 
@@ -70,6 +83,6 @@ def _coldpath(conn: Any, settings: Settings, health: DatabaseHealth) -> None:
         health.notes.append(f"degraded: {reason}")
     if settings.cold_path_enabled and not status.worker_running:
         health.notes.append(
-            "no Cold Path worker is running anywhere on this database: start "
-            "`mcp-agents-memory coldpath` (the systemd unit mcp-agents-memory-coldpath)"
+            "no Cold Path worker is running anywhere on this database: `memory-capture start` "
+            "runs one with the capture daemon (or the systemd unit mcp-agents-memory-coldpath)"
         )

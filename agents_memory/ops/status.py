@@ -55,6 +55,20 @@ class CaptureStatus:
         return asdict(self)
 
 
+def untrusted_hooks(installed: dict[str, list[str]]) -> list[str]:
+    """Codex skips hooks it has not trusted, silently: ours present in ``hooks.json`` without
+    their trust entries in ``config.toml`` is a problem."""
+    codex = installed.get("codex-cli", [])
+    hooks = any("hooks.json" in entry for entry in codex)
+    if not hooks or any(entry.endswith(": hook trust") for entry in codex):
+        return []
+    return [
+        "codex-cli: Codex has not trusted our hooks (it skips untrusted hooks without a word, "
+        "so sessions get no brief): run `memory-capture install --platform codex-cli` with "
+        "`codex` on PATH, or approve them in Codex"
+    ]
+
+
 def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> CaptureStatus:
     status = CaptureStatus(
         device=settings.device_name, daemon_pid=running_pid(pid_file), database="?"
@@ -64,6 +78,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
     from agents_memory.install.installer import installed_entries
 
     status.installed = installed_entries(catalog.home)
+    status.problems.extend(untrusted_hooks(status.installed))
     on_disk: dict[str, int] = {}
     unreadable: list[Unreadable] = []
     for path, adapter in catalog.transcripts(unreadable=unreadable):
@@ -111,6 +126,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
         status.platforms.setdefault(str(name), PlatformStatus()).rows = int(count)
     if status.daemon_pid is None:
         status.problems.append(
-            "the capture daemon is not running: start it with `memory-capture run`"
+            "the capture daemon is not running: start it with `memory-capture start` "
+            "(or `memory-capture install` for the service)"
         )
     return status

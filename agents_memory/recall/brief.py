@@ -1,9 +1,12 @@
 """The session-start brief: deterministic, budgeted, deduplicated markdown.
 
-It starts with :data:`BRIEF_MARKER` so its echo in a transcript is never captured. Sections
-(seed A's order): core profile, pinned, sub profile, active projects, recent turns of the
-short-term window (this agent's platform and model by default), other agents' turns in the
-same project, older history as tag summaries, pending tag questions, search hints.
+It starts with :data:`BRIEF_MARKER` so its echo in a transcript is never captured. Inside a
+project (the session's cwd is in a git repository) this project comes first: its recent turns
+of the short-term window (this agent's platform and model by default), then other agents'
+turns in it. Then core profile, pinned, sub profile, active projects, recent turns elsewhere,
+older history as tag summaries (no "(no project)" group inside a project), pending tag
+questions, search hints. Outside a project the order is seed A's: profile and pins, active
+projects, recent turns, older history, questions, hints.
 
 ``full`` is what ``memory_startup`` returns; ``compact`` fits a character budget (the MCP
 ``instructions`` field, hook injections) by shortening previews and dropping the least
@@ -25,6 +28,7 @@ from agents_memory.store import briefdata
 from agents_memory.store.briefdata import BriefTurn
 from agents_memory.store.knowledge import get_profiles
 from agents_memory.store.pause import active_pauses, pause_sentence
+from agents_memory.store.summaries import NO_PROJECT
 
 CHARS_PER_TOKEN = 1.7
 FULL_PREVIEW = 300
@@ -89,8 +93,9 @@ def gather_sections(
     request: BriefRequest,
     now: datetime,
 ) -> list[Section]:
-    """The brief's sections in order: header, profile and pins, projects, recent turns, older
-    history, open questions, the tools."""
+    """The brief's sections in order: header, this project's turns (inside one), profile and
+    pins, projects, recent turns (elsewhere, inside a project), older history, open questions,
+    the tools."""
     days = request.short_term_days or settings.short_term_days
     g = _Gathering(
         conn=conn,
@@ -105,6 +110,7 @@ def gather_sections(
     profiles = get_profiles(conn, user_id)
     return [
         _header(g, profiles.user_name),
+        *_this_project(g),
         *_profile_and_pins(g, profiles.core_profile, profiles.sub_profile),
         *_active_projects(g),
         *_recent(g),
@@ -114,11 +120,15 @@ def gather_sections(
     ]
 
 
-def _header(g: _Gathering, user_name: str) -> Section:
+def _project_name(g: _Gathering) -> str | None:
     root = g.root
-    project = (briefdata.project_tag_for_root(g.conn, root) if root else None) or (
+    return (briefdata.project_tag_for_root(g.conn, root) if root else None) or (
         root.rsplit("/", 1)[-1] if root else None
     )
+
+
+def _header(g: _Gathering, user_name: str) -> Section:
+    project = _project_name(g)
     where = g.request.platform or ""
     if g.request.model:
         where += f" ({g.request.model})" if where else g.request.model
@@ -157,31 +167,61 @@ def _active_projects(g: _Gathering) -> list[Section]:
     return [Section(f"## Active Projects (last {g.days} days)", lines)]
 
 
-def _recent(g: _Gathering) -> list[Section]:
-    """This agent's recent turns (or every agent's), then other agents' in this project."""
+def _this_project(g: _Gathering) -> list[Section]:
+    """Inside a project: this agent's recent turns in it, then other agents' turns in it."""
+    if not g.root:
+        return []
     sections = []
+    budget = int(g.settings.short_term_token_limit * CHARS_PER_TOKEN)
+    platform = g.request.platform if g.request.same_agent_only else None
+    model = g.request.model if g.request.same_agent_only else None
+    turns = briefdata.project_turns(
+        g.conn, g.user_id, since=g.since, git_root=g.root, exclude_platform=None, limit=200
+    )
+    mine = [t for t in turns if _by_agent(t, platform, model)]
+    lines = _within_budget(mine, g.preview, budget, g.seen)
+    name = _project_name(g)
+    if lines:
+        label = f" on {platform}" if platform else ""
+        sections.append(Section(f"## Recent in {name}{label} (last {g.days} days)", lines))
+    others = [t for t in turns if platform is not None and t.agent_platform != platform][:8]
+    other_lines = _within_budget(others, g.preview, budget // 3, g.seen)
+    if other_lines:
+        sections.append(Section("## Same project, other agents", other_lines))
+    return sections
+
+
+def _by_agent(turn: BriefTurn, platform: str | None, model: str | None) -> bool:
+    """The rule of ``recent_turns``: that platform; a user turn whatever model answered."""
+    if platform is not None and turn.agent_platform != platform:
+        return False
+    return model is None or turn.role == "user" or turn.agent_model == model
+
+
+def _recent(g: _Gathering) -> list[Section]:
+    """This agent's recent turns (or every agent's); inside a project, those not already
+    shown in its own sections."""
     budget = int(g.settings.short_term_token_limit * CHARS_PER_TOKEN)
     platform = g.request.platform if g.request.same_agent_only else None
     model = g.request.model if g.request.same_agent_only else None
     recent = briefdata.recent_turns(
         g.conn, g.user_id, since=g.since, platform=platform, model=model, limit=200
     )
-    lines = _within_budget(recent, g.preview, budget, g.seen)
-    if lines:
-        label = platform or "all agents"
-        sections.append(Section(f"## Recent on {label} (last {g.days} days)", lines))
     if g.root:
-        others = briefdata.project_turns(
-            g.conn, g.user_id, since=g.since, git_root=g.root, exclude_platform=platform, limit=8
-        )
-        other_lines = _within_budget(others, g.preview, budget // 3, g.seen)
-        if other_lines:
-            sections.append(Section("## Same project, other agents", other_lines))
-    return sections
+        recent = [t for t in recent if t.git_root != g.root]
+    lines = _within_budget(recent, g.preview, budget, g.seen)
+    if not lines:
+        return []
+    label = platform or "all agents"
+    where = "elsewhere " if g.root else ""
+    return [Section(f"## Recent {where}on {label} (last {g.days} days)", lines)]
 
 
 def _older_history(g: _Gathering) -> list[Section]:
-    summaries = briefdata.tag_summaries(g.conn, g.user_id, before=g.since, limit=5)
+    summaries = briefdata.tag_summaries(g.conn, g.user_id, before=g.since, limit=6)
+    if g.root:  # a project's brief has no use for the history of no project
+        summaries = [s for s in summaries if s.tag != NO_PROJECT]
+    summaries = summaries[:5]
     if not summaries:
         return []
     lines = [

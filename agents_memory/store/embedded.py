@@ -278,15 +278,23 @@ class EmbeddedServer:
         if not self._as_user or access.walkable(binaries, access.ensure_system_user()):
             return binaries
         install = binaries.parent
+        package = install.parent
+        # The binaries find their shared libraries (libpq) through the RPATH
+        # $ORIGIN/../../../<package>.libs: the copy keeps that layout.
+        libs = package.parent / f"{package.name}.libs"
         copy = self.system_dir / f"{install.name}-{access.tree_digest(install)}"
-        if not (copy / "bin" / "pg_ctl").exists():
+        inside = copy / package.name / install.name
+        if not (inside / "bin" / "pg_ctl").exists():
             access.private_system_dir(self.system_dir)
             staging = Path(tempfile.mkdtemp(prefix=".copy-", dir=self.system_dir))
-            shutil.copytree(install, staging / "pginstall", symlinks=True)
-            (staging / "pginstall").chmod(0o755)
-            (staging / "pginstall").rename(copy)
-            staging.rmdir()
-        return copy / "bin"
+            shutil.copytree(install, staging / package.name / install.name, symlinks=True)
+            if libs.is_dir():
+                shutil.copytree(libs, staging / libs.name, symlinks=True)
+            for path in (staging, staging / package.name, staging / package.name / install.name):
+                path.chmod(0o755)
+            shutil.rmtree(copy, ignore_errors=True)  # an older copy without its libraries
+            staging.rename(copy)
+        return inside / "bin"
 
     def _socket_dir(self) -> Path:
         """The cluster directory when the socket path fits; else a private directory of our

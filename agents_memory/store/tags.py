@@ -2,7 +2,8 @@
 two suggestion queues (new tags, aliases) that a person decides.
 
 Nothing here creates a project tag on a model's say-so: :func:`create_project_tag` is called
-only when a person confirms a suggestion or edits tags by hand. Read paths group by
+for a git repository no tag owns (a deterministic identity, by the tagger), when a person
+confirms a suggestion, or edits tags by hand. Read paths group by
 ``canonical_project_tag_id`` (un-aliasing never rewrites history).
 """
 

@@ -60,7 +60,7 @@ def _history(conn: psycopg.Connection[Any], settings: Settings) -> dict[str, lis
             age_days=1,
         ),
         row(
-            "Untagged repository work on the build scripts and build cache.",
+            "Repository work (a tag of its own) on the build scripts and build cache.",
             git_root="/src/other",
             age_days=4,
         ),
@@ -85,18 +85,18 @@ def test_old_history_is_summarised_per_tag_and_week_without_an_llm(
     found = _summaries(conn)
     assert [(f[0], f[1], f[2], f[3]) for f in found] == [
         (NO_PROJECT, WEEK_OF_9_JUNE, ids["none"], "extractive"),
-        ("/src/other", WEEK_OF_9_JUNE, ids["other"], "extractive"),
         ("memory", WEEK_OF_2_JUNE, ids["week2"], "extractive"),
         ("memory", WEEK_OF_9_JUNE, sorted(ids["week9"]), "extractive"),
+        ("other", WEEK_OF_9_JUNE, ids["other"], "extractive"),
     ]
-    week9 = found[3][4]
+    week9 = found[2][4]
     assert week9.startswith("2 turns (1 from the user).")
     assert "- We decided to use PostgreSQL for the shared memory pool." in week9
     assert "Fresh talk" not in " ".join(f[4] for f in found)
     shown = briefdata.tag_summaries(conn, context(conn, settings).user_id, before=NOW, limit=5)
     assert {(s.tag, s.period_start) for s in shown} == {
         ("memory", WEEK_OF_9_JUNE),
-        ("/src/other", WEEK_OF_9_JUNE),
+        ("other", WEEK_OF_9_JUNE),
         (NO_PROJECT, WEEK_OF_9_JUNE),
     }
 

@@ -223,7 +223,7 @@ def check_common(
     assert _snapshot(conn) == pool.before, "a row was lost, doubled or changed"
     check_rows(conn, pool, rows, with_llm=with_llm)
     check_archive(conn, pool, rows, started, finished)
-    labels = {"atlas", str(pool.beacon)} | ({NOTES} if with_llm else {NO_PROJECT})
+    labels = {"atlas", "beacon"} | ({NOTES} if with_llm else {NO_PROJECT})
     check_summaries(conn, rows, started, finished, labels, with_llm=with_llm)
     check_brief(conn, pool, labels)
     return rows
@@ -233,14 +233,15 @@ def check_rows(
     conn: psycopg.Connection[Any], pool: Pool, rows: list[dict[str, Any]], *, with_llm: bool
 ) -> None:
     """Every row embedded with the current model and tagged; the project from the git root
-    of the turn's cwd first, the LLM only for rows without one."""
+    of the turn's cwd first (a repository no tag owned becomes its own confirmed tag), the LLM
+    only for rows without one."""
     assert all(r["embedded"] and r["embedding_model"] == TEST_MODEL for r in rows)
     assert all(r["tag_processed"] and r["cold_error"] is None for r in rows)
     for r in rows:
         if r["git_root"] == str(pool.atlas):
             assert r["p_tag"] == "atlas", r
-        elif r["git_root"] or r["git_remote"]:
-            assert r["p_tag"] is None, r
+        elif r["git_root"] == str(pool.beacon):
+            assert r["p_tag"] == "beacon", r
         else:
             assert r["p_tag"] == (NOTES if with_llm else None), r
     assert len([r for r in rows if r["git_root"] == str(pool.beacon)]) == 4
@@ -248,7 +249,7 @@ def check_rows(
         "SELECT name, status FROM project_tag_new_suggestions WHERE git_root = %s",
         (str(pool.beacon),),
     ).fetchall()
-    assert suggested == [("beacon", "pending")]
+    assert suggested == []  # a git repository needs nobody's confirmation
 
 
 def check_archive(
@@ -328,12 +329,14 @@ def check_summaries(
 
 
 def check_brief(conn: psycopg.Connection[Any], pool: Pool, labels: set[str]) -> None:
-    """The session-start hook's brief shows the newest summary of each older project."""
+    """The session-start hook's brief shows the newest summary of each older project (a
+    project's brief, so not the "(no project)" group)."""
     brief = brief_for(conn, pool.settings, pool.user_id, "claude-code", {"cwd": str(pool.atlas)})
     conn.rollback()
     assert "## Older history" in brief
     history = brief.split("## Older history", 1)[1].split("\n## ", 1)[0]
-    for label in labels:
+    assert f"- {NO_PROJECT} (" not in history
+    for label in labels - {NO_PROJECT}:
         newest = conn.execute(
             "SELECT s.summary FROM tag_summaries s LEFT JOIN project_tags t ON t.id = s.p_tag_id"
             " WHERE coalesce(t.name, s.d_tag) = %s ORDER BY s.period_end DESC LIMIT 1",

@@ -8,7 +8,6 @@ from typing import Any
 
 import psycopg
 
-from agents_memory.cli.tags import confirm_new_tag
 from agents_memory.coldpath.tagger import TaggerJob
 from agents_memory.coldpath.text import keyword_tags
 from agents_memory.config import Settings
@@ -58,7 +57,7 @@ def test_rows_of_a_known_repository_get_its_tag_and_keyword_d_tags_without_an_ll
     assert tagged(conn, ids[1])[:3] == ("memory", [], True)
 
 
-def test_a_new_repository_becomes_one_suggestion_and_confirming_it_files_worktree_rows(
+def test_a_new_repository_becomes_a_confirmed_tag_named_after_it_that_files_worktree_rows(
     conn: psycopg.Connection[Any], settings: Settings, tmp_path: Path
 ) -> None:
     repo = git_repo(tmp_path, "Widget_Factory", remote="git@github.com:me/widget-factory.git")
@@ -74,17 +73,15 @@ def test_a_new_repository_becomes_one_suggestion_and_confirming_it_files_worktre
     ctx = context(conn, settings)
     TaggerJob().run(ctx)
 
-    suggestions = _pending(conn, ctx.user_id)
-    assert [(s.name, s.git_root, s.git_remote, s.uses) for s in suggestions] == [
-        ("widget-factory", str(repo), "git@github.com:me/widget-factory.git", 2)
-    ]
-    assert tag_store.list_project_tags(conn) == []  # nothing created without a person
-    assert [tagged(conn, i)[0] for i in ids] == [None, None]
-    assert all(tagged(conn, i)[2] for i in ids)
-
-    with conn.transaction():
-        confirm_new_tag(conn, suggestions[0])
+    assert _pending(conn, ctx.user_id) == []  # nobody has to confirm a git repository
+    (tag,) = tag_store.list_project_tags(conn)
+    assert (tag.name, tag.git_root, tag.git_remote) == (
+        "widget-factory",
+        str(repo),
+        "git@github.com:me/widget-factory.git",
+    )
     assert [tagged(conn, i)[0] for i in ids] == ["widget-factory", "widget-factory"]
+    assert all(tagged(conn, i)[2] for i in ids)
     later = add(conn, settings, row("more work", git_root=str(repo)))
     TaggerJob().run(ctx)
     assert tagged(conn, later[0])[0] == "widget-factory"
@@ -104,7 +101,7 @@ def test_a_clone_elsewhere_matches_its_project_by_remote(
     assert tagged(conn, ids[0])[0] == "proj"
 
 
-def test_two_repositories_with_one_name_get_distinct_suggestions(
+def test_two_repositories_with_one_name_get_distinct_tags(
     conn: psycopg.Connection[Any], settings: Settings
 ) -> None:
     add(
@@ -115,7 +112,8 @@ def test_two_repositories_with_one_name_get_distinct_suggestions(
     )
     ctx = context(conn, settings)
     TaggerJob().run(ctx)
-    assert sorted(s.name for s in _pending(conn, ctx.user_id)) == ["app", "beta-app"]
+    assert sorted(t.name for t in tag_store.list_project_tags(conn)) == ["app", "beta-app"]
+    assert _pending(conn, ctx.user_id) == []
 
 
 def test_the_llm_refines_d_tags_and_picks_projects_only_for_rows_without_git(
@@ -230,20 +228,33 @@ def test_an_edited_memory_is_tagged_again(
     assert tagged(conn, ids[0])[1:3] == (["terraform"], True)
 
 
-def test_a_rejected_repository_is_never_suggested_again(
+def test_a_repository_whose_suggestion_a_person_rejected_stays_untagged(
     conn: psycopg.Connection[Any], settings: Settings
 ) -> None:
-    add(conn, settings, row("a", git_root="/src/junk"))
     ctx = context(conn, settings)
-    TaggerJob().run(ctx)
+    suggestion_store.suggest_new_tag(conn, ctx.user_id, "junk", git_root="/src/junk")
     (suggestion,) = _pending(conn, ctx.user_id)
     suggestion_store.decide_new_suggestion(conn, suggestion.id, "rejected")
     conn.commit()
-    add(conn, settings, row("b", git_root="/src/junk"))
+    ids = add(conn, settings, row("a", git_root="/src/junk"))
     TaggerJob().run(ctx)
-    assert _pending(conn, ctx.user_id) == []
-    (again,) = suggestion_store.new_suggestions(conn, ctx.user_id, statuses=("rejected",))
-    assert again.uses == 1
+    assert tag_store.list_project_tags(conn) == []
+    assert tagged(conn, ids[0])[0] is None and tagged(conn, ids[0])[2]
+
+
+def test_a_pending_repository_suggestion_from_before_is_confirmed_with_its_name(
+    conn: psycopg.Connection[Any], settings: Settings
+) -> None:
+    ctx = context(conn, settings)
+    suggestion_store.suggest_new_tag(
+        conn, ctx.user_id, "old-name", members=["old-name"], git_root="/src/thing"
+    )
+    conn.commit()
+    ids = add(conn, settings, row("a", git_root="/src/thing"))
+    TaggerJob().run(ctx)
+    assert tagged(conn, ids[0])[0] == "old-name"
+    (done,) = suggestion_store.new_suggestions(conn, ctx.user_id, statuses=("confirmed",))
+    assert (done.name, done.project_tag_id is not None) == ("old-name", True)
 
 
 def test_keyword_tags_know_english_russian_and_korean_stopwords() -> None:

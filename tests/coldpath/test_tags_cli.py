@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from agents_memory.cli.tags import tags
 from agents_memory.coldpath.alias_promoter import AliasPromoterJob
-from agents_memory.coldpath.tagger import TaggerJob
 from agents_memory.config import Settings
+from agents_memory.store import tag_suggestions as suggestion_store
 
 from .jobkit import add, context, make_tag, row
 
@@ -28,7 +28,8 @@ def _run(settings: Settings, *args: str) -> Any:
 
 
 def _questions(conn: psycopg.Connection[Any], settings: Settings) -> tuple[int, int]:
-    """A repository suggestion and an alias suggestion; returns their ids."""
+    """A repository suggestion (left pending by an older version: today the tagger makes a
+    repository's tag itself) and an alias suggestion; returns their ids."""
     memory = make_tag(conn, "agents-memory")
     make_tag(conn, "hive-mind")
     make_tag(conn, "old-name", alias_of=memory)
@@ -44,7 +45,16 @@ def _questions(conn: psycopg.Connection[Any], settings: Settings) -> tuple[int, 
     )
     conn.commit()
     ctx = context(conn, settings)
-    TaggerJob().run(ctx)
+    suggestion_store.suggest_new_tag(
+        conn,
+        ctx.user_id,
+        "rocket",
+        members=["rocket"],
+        git_root="/src/rocket",
+        git_remote="https://example.org/rocket",
+        recommendation="project",
+    )
+    conn.commit()
     AliasPromoterJob().run(ctx)
     new_id = conn.execute("SELECT id FROM project_tag_new_suggestions").fetchone()
     alias_id = conn.execute("SELECT id FROM project_tag_alias_suggestions").fetchone()

@@ -40,8 +40,21 @@ def test_the_distribution_installs_exactly_the_two_console_scripts() -> None:
     }
     assert scripts == {
         "memory-capture": "agents_memory.cli.entry:main",
-        "mcp-agents-memory": "agents_memory.cli.memory:main",
+        "mcp-agents-memory": "agents_memory.cli.entry:memory_main",
     }
+
+
+def test_an_old_python_gets_one_clear_line() -> None:
+    import pytest
+
+    from agents_memory.cli.entry import require_python
+
+    with pytest.raises(SystemExit) as stopped:
+        require_python((3, 10))
+    message = str(stopped.value.code)
+    assert "needs Python 3.11 or newer; this is Python 3.10" in message
+    assert "\n" not in message
+    require_python((3, 11))  # no exit
 
 
 @pytest.mark.parametrize(
@@ -86,3 +99,26 @@ def test_a_typo_close_to_the_scripts_own_verb_gets_clicks_own_suggestion(tmp_pat
     assert result.returncode == 2
     assert "mcp-agents-memory" not in result.stderr.split("Error:")[1]
     assert "status" in result.stderr
+
+
+def test_bare_mcp_agents_memory_on_a_terminal_prints_help_and_exits(tmp_path: Path) -> None:
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TMPDIR")}
+    env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [str(BIN / "mcp-agents-memory")],
+            env=env,
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 0, done.stderr
+    assert "Usage: mcp-agents-memory" in done.stdout and "serve" in done.stdout

@@ -21,7 +21,13 @@ def bin_dir(tmp_path: Path) -> Path:
     return path
 
 
-def invoke(home: Path, bin_dir: Path, *args: str, cold_path: bool = True) -> Result:
+def invoke(
+    home: Path, bin_dir: Path, *args: str, cold_path: bool = True, database_url: str | None = None
+) -> Result:
+    """The CLI in ``home``. Without ``database_url`` an install writes files only (no database,
+    no import, no daemon started): these tests are about the files and the service calls."""
+    if args and args[0] == "install" and database_url is None:
+        args = (*args, "--files-only")
     env = {
         "HOME": str(home),
         "PATH": str(bin_dir),
@@ -29,18 +35,22 @@ def invoke(home: Path, bin_dir: Path, *args: str, cold_path: bool = True) -> Res
         "XDG_CONFIG_HOME": str(home / ".config"),
         "MEMORY_CONFIG_PATH": str(home / "no-such.env"),
         "COLD_PATH_ENABLED": "true" if cold_path else "false",
+        "EMBEDDING_BACKEND": "none",
     }
+    if database_url is not None:
+        env["DATABASE_URL"] = database_url
     return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
 
 
-def test_install_with_systemd_writes_units_and_starts_the_daemon(
-    home: Path, bin_dir: Path, tmp_path: Path
+def test_install_with_systemd_creates_the_database_writes_units_and_starts_the_daemon(
+    home: Path, bin_dir: Path, tmp_path: Path, db_url: str
 ) -> None:
     log = tmp_path / "systemctl.log"
     fake_systemctl(bin_dir, log)
     seed_home(home)
-    result = invoke(home, bin_dir, "install", "--platform", "claude-code")
+    result = invoke(home, bin_dir, "install", "--platform", "claude-code", database_url=db_url)
     assert result.exit_code == 0, result.output
+    assert "database: " in result.output and "0 rows stored" in result.output
     unit_dir = home / ".config" / "systemd" / "user"
     capture = (unit_dir / services.CAPTURE_UNIT).read_text("utf-8")
     exec_start = next(line for line in capture.splitlines() if line.startswith("ExecStart="))
@@ -63,14 +73,14 @@ def test_install_with_systemd_writes_units_and_starts_the_daemon(
     assert "claude-code: updated" in result.output and "backups:" in result.output
 
     log.unlink()
-    again = invoke(home, bin_dir, "install", "--platform", "claude-code")
+    again = invoke(home, bin_dir, "install", "--platform", "claude-code", database_url=db_url)
     assert again.exit_code == 0
     assert "nothing to change" in again.output
     assert "daemon-reload" not in log.read_text("utf-8")
     assert "enable" not in log.read_text("utf-8").replace("is-enabled", "")
 
     log.unlink()
-    gone = invoke(home, bin_dir, "uninstall")
+    gone = invoke(home, bin_dir, "uninstall", database_url=db_url)
     assert gone.exit_code == 0, gone.output
     assert not (unit_dir / services.CAPTURE_UNIT).exists()
     assert log.read_text("utf-8").splitlines() == [
@@ -188,8 +198,13 @@ def test_real_install_and_uninstall_exit_1_naming_the_client_skipped_for_a_malfo
     }
     script = str(Path(sys.executable).parent / "memory-capture")
     for action in ("install", "uninstall"):
+        files_only = ["--files-only"] if action == "install" else []
         result = subprocess.run(
-            [script, action, "--yes"], env=env, capture_output=True, text=True, check=False
+            [script, action, "--yes", *files_only],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         assert result.returncode == 1, (action, result.stdout, result.stderr)
         errors = result.stderr.strip().splitlines()

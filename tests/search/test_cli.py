@@ -21,7 +21,7 @@ def cli_settings(make_settings: Any, db_url: str, conn: psycopg.Connection[Any])
         conn,
         [
             mem("Postgres [bold]migration[/bold] plan for the capture daemon", age_days=2),
-            mem("Мы обсуждали миграцию базы данных", platform="codex", role="assistant"),
+            mem("Мы обсуждали миграцию базы данных", platform="codex-cli", role="assistant"),
             mem("lunch order", age_days=0.1),
         ],
     )
@@ -32,7 +32,7 @@ def cli_settings(make_settings: Any, db_url: str, conn: psycopg.Connection[Any])
 def test_search_prints_a_table_and_says_it_runs_full_text_only(cli_settings: Settings) -> None:
     result = CliRunner().invoke(search, ["migration", "plan"], obj=cli_settings)
     assert result.exit_code == 0, result.output
-    assert "used: fulltext, 1 result(s)" in result.stdout
+    assert "1 result(s) by fulltext" in result.stdout
     assert "[bold]" in result.stdout  # message text is shown as is, not read as markup
     assert "lunch" not in result.stdout
     assert "full-text search only" in result.stderr
@@ -48,7 +48,7 @@ def test_search_json_output_carries_results_and_why(cli_settings: Settings) -> N
     data = json.loads(result.stdout)
     assert data["used"] == "fulltext" and data["count"] == 1
     hit = data["results"][0]
-    assert hit["agent_platform"] == "codex" and hit["role"] == "assistant"
+    assert hit["agent_platform"] == "codex-cli" and hit["role"] == "assistant"
     assert hit["why"]["arms"] == ["fulltext"] and hit["why"]["fts_rank"] == 1
 
 
@@ -90,3 +90,27 @@ def test_search_help_names_every_option() -> None:
         "--json",
     ):
         assert option in result.output
+
+
+def test_search_refuses_an_unknown_platform_with_the_list(cli_settings: Settings) -> None:
+    result = CliRunner().invoke(search, ["x", "--platform", "cursor"], obj=cli_settings)
+    assert result.exit_code == 2
+    assert "unknown platform 'cursor'" in result.output and "claude-code" in result.output
+
+
+def test_search_with_no_match_says_so(cli_settings: Settings) -> None:
+    result = CliRunner().invoke(search, ["zyxwvut", "qqqq"], obj=cli_settings)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "no match"
+
+
+def test_the_table_fits_80_columns_and_shows_why_only_when_asked(cli_settings: Settings) -> None:
+    plain = CliRunner().invoke(search, ["migration"], obj=cli_settings, env={"COLUMNS": "80"})
+    lines = plain.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, plain.stdout
+    assert "project" in lines[1] and "fts#" not in plain.stdout
+    why = CliRunner().invoke(
+        search, ["migration", "--why"], obj=cli_settings, env={"COLUMNS": "80"}
+    )
+    assert "fts#1" in why.stdout
+    assert max(len(line) for line in why.stdout.splitlines()) <= 80

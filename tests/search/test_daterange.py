@@ -80,3 +80,31 @@ def test_bad_input_names_the_accepted_forms(text: str) -> None:
 def test_an_impossible_date_says_why() -> None:
     with pytest.raises(ValueError, match="not a real date"):
         parse_date_range("2025-02-30", NOW)
+
+
+def _day(y: int, m: int, d: int) -> datetime:
+    return datetime(y, m, d, tzinfo=KST)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("7d", _day(2025, 3, 3), None),
+        ("2w", _day(2025, 2, 24), None),
+        ("last week", _day(2025, 3, 3), None),
+        ("2025-02", _day(2025, 2, 1), _day(2025, 3, 1)),
+        ("2024-12", _day(2024, 12, 1), _day(2025, 1, 1)),
+        ("2025-02-01..2025-02-15", _day(2025, 2, 1), _day(2025, 2, 16)),
+        ("2025-01..2025-02", _day(2025, 1, 1), _day(2025, 3, 1)),
+        ("2w..7d", _day(2025, 2, 24), _day(2025, 3, 4)),
+    ],
+)
+def test_short_spans_months_and_their_ranges(
+    text: str, start: datetime, end: datetime | None
+) -> None:
+    assert parse_date_range(text, NOW) == DateRange(start, end)
+
+
+def test_an_impossible_month_says_why() -> None:
+    with pytest.raises(ValueError, match=r"not a real month.*7d, 2w"):
+        parse_date_range("2025-13", NOW)

@@ -134,9 +134,45 @@ def test_other_agents_in_the_same_project_are_shown(
         now=NOW,
     )
     assert "## Same project, other agents" in text
-    section = text.split("## Same project, other agents")[1]
+    section = text.split("## Same project, other agents")[1].split("\n## ")[0]
     assert "Retry added with backoff." in section
     assert "Deploy steps" not in section
+
+
+def test_a_projects_brief_puts_its_own_turns_first_and_other_projects_after(
+    conn: psycopg.Connection[Any], settings: Settings, tmp_path: Any
+) -> None:
+    from agents_memory.store.summaries import NO_PROJECT
+
+    uid = _seed(conn)
+    repo = tmp_path / "mem"
+    (repo / ".git").mkdir(parents=True)
+    conn.execute("UPDATE memory SET git_root = %s WHERE git_root = '/w/mem'", (str(repo),))
+    conn.execute(
+        "INSERT INTO tag_summaries (user_id, d_tag, period_start, period_end, summary)"
+        " VALUES (%s, %s, %s, %s, 'loose notes from nowhere')",
+        (uid, NO_PROJECT, NOW - timedelta(days=20), NOW - timedelta(days=19)),
+    )
+    conn.commit()
+    request = BriefRequest(platform="claude-code", model=None, device="dev", cwd=str(repo))
+    text = build_brief(conn, settings, uid, request, now=NOW)
+    order = [
+        "# Memory Briefing",
+        "## Recent in mem on claude-code",
+        "## Same project, other agents",
+        "## Core Profile",
+        "## Recent elsewhere on claude-code",
+    ]
+    positions = [text.index(h) for h in order]
+    assert positions == sorted(positions)
+    mine = text.split("## Recent in mem on claude-code")[1].split("\n## ")[0]
+    assert "How do cursors work?" in mine and "Deploy steps" not in mine
+    assert "Deploy steps" in text.split("## Recent elsewhere on claude-code")[1]
+    assert "loose notes from nowhere" not in text
+    outside = build_brief(
+        conn, settings, uid, BriefRequest(platform="claude-code", model=None, device="dev"), now=NOW
+    )
+    assert "loose notes from nowhere" in outside
 
 
 def test_compact_brief_fits_its_budget(conn: psycopg.Connection[Any], settings: Settings) -> None:

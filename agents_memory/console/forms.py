@@ -25,8 +25,10 @@ async def change_form(request: Request) -> FormData:
     expected = request.scope.get("csrf")
     given = form.get("csrf") or request.headers.get("x-csrf-token") or ""
     if not expected or not isinstance(given, str):
+        await form.close()
         raise HTTPException(403, "refused: no CSRF token")
     if not hmac.compare_digest(given.encode(), str(expected).encode()):
+        await form.close()
         raise HTTPException(403, "refused: wrong CSRF token")
     return form
 

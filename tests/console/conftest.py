@@ -65,9 +65,7 @@ def guard() -> Guard:
 @pytest.fixture
 def anonymous(console: Console, guard: Guard) -> Iterator[TestClient]:
     """A client that has not logged in."""
-    with TestClient(
-        create_app(console, guard), base_url=ORIGIN, follow_redirects=False
-    ) as client:
+    with TestClient(create_app(console, guard), base_url=ORIGIN, follow_redirects=False) as client:
         yield client
 
 

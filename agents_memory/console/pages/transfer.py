@@ -77,21 +77,32 @@ async def upload(request: Request) -> Response:
     """Keep the uploaded bundle and show what importing it would do (nothing written)."""
     console = console_from(request)
     form = await change_form(request)
-    bundle = form.get("bundle")
-    if not isinstance(bundle, UploadFile) or not bundle.filename:
-        return back("/transfer", failed="choose a bundle file to upload")
-    key = secrets.token_hex(16)
-    path = _uploads(console) / f"{key}.zip"
+    try:
+        bundle = form.get("bundle")
+        if not isinstance(bundle, UploadFile) or not bundle.filename:
+            return back("/transfer", failed="choose a bundle file to upload")
+        key = secrets.token_hex(16)
+        path = _uploads(console) / f"{key}.zip"
+        if not await _save(bundle, path):
+            return back("/transfer", failed="the bundle is larger than 2 GiB")
+    finally:
+        await form.close()
+    return await _run_import(request, console, path, key, dry_run=True)
+
+
+async def _save(bundle: UploadFile, path: Path) -> bool:
+    """Copy the upload to ``path``; ``False`` (and nothing kept) when it is too large."""
     size = 0
     with path.open("wb") as out:
         while chunk := await bundle.read(_CHUNK):
             size += len(chunk)
             if size > MAX_UPLOAD:
-                out.close()
-                path.unlink()
-                return back("/transfer", failed="the bundle is larger than 2 GiB")
+                break
             out.write(chunk)
-    return await _run_import(request, console, path, key, dry_run=True)
+    if size > MAX_UPLOAD:
+        path.unlink()
+        return False
+    return True
 
 
 async def apply_upload(request: Request) -> Response:

@@ -8,7 +8,7 @@ from starlette.testclient import TestClient
 
 from agents_memory.console.app import routes
 from agents_memory.console.security import Guard
-from tests.console.conftest import EVIL, ORIGIN, csrf_of
+from tests.console.conftest import ORIGIN, csrf_of
 
 
 def test_every_page_needs_the_login(anonymous: TestClient) -> None:

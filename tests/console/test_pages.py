@@ -205,3 +205,31 @@ def test_export_downloads_a_bundle_and_import_shows_a_dry_run_first(client: Test
     assert done.status_code == 200 and "Imported" in done.text
     gone = client.post("/import/apply", data={"csrf": csrf, "upload": upload.group(1)})
     assert "upload the bundle again" in _follow(client, gone)
+
+
+def test_a_new_tag_suggestion_can_be_answered_as_an_alias_of_an_existing_project(
+    client: TestClient,
+) -> None:
+    page = client.get("/projects").text
+    ref = re.search(r'name="ref" value="(n\d+)"', page)
+    assert ref
+    done = client.post(
+        "/projects/suggestion",
+        data={"csrf": csrf_of(page), "ref": ref.group(1), "action": "alias", "target": "shop"},
+    )
+    after = _follow(client, done)
+    assert "&#39;payments&#39; is now an alias of &#39;shop&#39;" in after
+    assert "payments → shop" in after
+
+
+def test_a_merge_suggestion_is_rejected_for_good(client: TestClient) -> None:
+    page = client.get("/projects").text
+    ref = re.search(r'name="ref" value="(a\d+)"', page)
+    assert ref
+    done = client.post(
+        "/projects/suggestion",
+        data={"csrf": csrf_of(page), "ref": ref.group(1), "action": "reject"},
+    )
+    after = _follow(client, done)
+    assert "rejected &#39;blog&#39; -&gt; &#39;shop&#39;" in after
+    assert f'id="suggestion-{ref.group(1)}"' not in after

@@ -315,8 +315,20 @@ def _register_commands() -> None:
     from agents_memory.cli.owner import forget, restore
     from agents_memory.cli.search import search
     from agents_memory.cli.tags import tags
+    from agents_memory.cli.ui import ui
 
-    for command in (search, tags, coldpath, reembed, export_cmd, import_cmd, forget, restore, db):
+    for command in (
+        search,
+        tags,
+        coldpath,
+        reembed,
+        export_cmd,
+        import_cmd,
+        forget,
+        restore,
+        db,
+        ui,
+    ):
         cli.add_command(command)
 
 

@@ -1,4 +1,5 @@
-"""``mcp-agents-memory tags``: project tags and the questions the Cold Path asks about them.
+"""``mcp-agents-memory tags``: project tags and the questions the Cold Path asks about them
+(the service is :mod:`agents_memory.ops.tags`).
 
 Suggestion ids carry their queue: ``n12`` is new-tag suggestion 12, ``a7`` alias suggestion 7
 (a bare number works when only one queue has it pending).
@@ -7,6 +8,8 @@ Suggestion ids carry their queue: ``n12`` is new-tag suggestion 12, ``a7`` alias
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any
 
@@ -14,8 +17,8 @@ import click
 import psycopg
 
 from agents_memory.cli.common import debug_option, settings_from
-from agents_memory.errors import TagEditError
-from agents_memory.store import tag_suggestions as suggestion_store
+from agents_memory.errors import OwnerRequestError
+from agents_memory.ops import tags as tag_service
 from agents_memory.store import tags as tag_store
 from agents_memory.store.tag_suggestions import AliasSuggestion, NewTagSuggestion
 
@@ -40,14 +43,9 @@ def list_tags(ctx: click.Context, as_json: bool) -> None:
     """Project tags (with aliases and row counts) and pending suggestions with their ids."""
     conn, user_id = _open(ctx)
     with conn:
-        all_tags = tag_store.list_project_tags(conn)
-        counts = tag_store.tag_row_counts(conn)
-        new = suggestion_store.new_suggestions(conn, user_id)
-        aliases = suggestion_store.alias_suggestions(conn, user_id)
-    names = {t.id: t.name for t in all_tags}
-    total: dict[int, int] = {}
-    for tag in all_tags:
-        total[tag.canonical_id] = total.get(tag.canonical_id, 0) + counts.get(tag.id, 0)
+        overview = tag_service.tag_overview(conn, user_id)
+    all_tags, counts, total = overview.tags, overview.rows, overview.rows_with_aliases
+    new, aliases, names = overview.new, overview.aliases, overview.names
     if as_json:
         payload = {
             "tags": [
@@ -73,6 +71,15 @@ def list_tags(ctx: click.Context, as_json: bool) -> None:
         return
     _print_tags(all_tags, counts, total, names)
     _print_suggestions(new, aliases)
+
+
+@contextmanager
+def _one_line() -> Iterator[None]:
+    """The service's refusal as the command's one-line error (exit 1)."""
+    try:
+        yield
+    except OwnerRequestError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
@@ -122,40 +129,6 @@ def _print_suggestions(new: list[NewTagSuggestion], aliases: list[AliasSuggestio
         click.echo(f"  a{a.id}  {a.source_name!r} -> {a.target_name!r} ({a.relation}{conf}){why}")
 
 
-def _parse_ref(
-    conn: psycopg.Connection[Any], user_id: int, ref: str
-) -> NewTagSuggestion | AliasSuggestion:
-    text = ref.strip().lower()
-    kind = text[0] if text[:1] in ("n", "a") else None
-    number = text[1:] if kind else text
-    if not number.isdigit():
-        raise click.ClickException(f"not a suggestion id: {ref!r} (use n<id> or a<id>)")
-    suggestion_id = int(number)
-    new = (
-        suggestion_store.get_new_suggestion(conn, user_id, suggestion_id, lock=True)
-        if kind in (None, "n")
-        else None
-    )
-    alias = (
-        suggestion_store.get_alias_suggestion(conn, user_id, suggestion_id, lock=True)
-        if kind in (None, "a")
-        else None
-    )
-    if kind is None and new is not None and alias is not None:
-        if new.status == "pending" and alias.status != "pending":
-            alias = None
-        elif alias.status == "pending" and new.status != "pending":
-            new = None
-        else:
-            raise click.ClickException(f"id {suggestion_id} is ambiguous: use n{ref} or a{ref}")
-    found = new or alias
-    if found is None:
-        raise click.ClickException(f"no suggestion {ref!r}")
-    if found.status != "pending":
-        raise click.ClickException(f"suggestion {ref!r} is already {found.status}")
-    return found
-
-
 @tags.command()
 @click.argument("ref")
 @debug_option
@@ -163,39 +136,9 @@ def _parse_ref(
 def confirm(ctx: click.Context, ref: str) -> None:
     """Accept suggestion REF: create the project tag (filing its rows) or apply the alias."""
     conn, user_id = _open(ctx)
-    with conn:
-        suggestion = _parse_ref(conn, user_id, ref)
-        if isinstance(suggestion, NewTagSuggestion):
-            message = confirm_new_tag(conn, suggestion)
-        else:
-            message = confirm_alias(conn, user_id, suggestion)
+    with conn, _one_line():
+        message = tag_service.confirm_suggestion(conn, user_id, ref)
     click.echo(message)
-
-
-def confirm_new_tag(conn: psycopg.Connection[Any], suggestion: NewTagSuggestion) -> str:
-    tag_id = tag_store.create_project_tag(
-        conn, suggestion.name, git_root=suggestion.git_root, git_remote=suggestion.git_remote
-    )
-    filed = 0
-    if suggestion.git_root or suggestion.git_remote:
-        filed += tag_store.retro_tag_git(conn, tag_id, suggestion.git_root, suggestion.git_remote)
-    filed += tag_store.retro_tag_dtag(conn, tag_id, suggestion.name)
-    suggestion_store.decide_new_suggestion(
-        conn, suggestion.id, "confirmed", project_tag_id=tag_id, retrotagged=filed
-    )
-    return f"created project tag {suggestion.name!r}; filed {filed} row(s) under it"
-
-
-def confirm_alias(conn: psycopg.Connection[Any], user_id: int, suggestion: AliasSuggestion) -> str:
-    try:
-        tag_store.set_alias(conn, suggestion.source_tag_id, suggestion.target_tag_id)
-    except TagEditError as exc:
-        raise click.ClickException(str(exc)) from exc
-    suggestion_store.decide_alias_suggestion(conn, suggestion.id, "confirmed")
-    suggestion_store.supersede_alias_suggestions(
-        conn, user_id, suggestion.source_tag_id, keep=suggestion.id
-    )
-    return f"{suggestion.source_name!r} is now an alias of {suggestion.target_name!r}"
 
 
 @tags.command()
@@ -206,22 +149,9 @@ def confirm_alias(conn: psycopg.Connection[Any], user_id: int, suggestion: Alias
 def reject(ctx: click.Context, ref: str, reason: str | None) -> None:
     """Reject suggestion REF for good (it is never suggested again)."""
     conn, user_id = _open(ctx)
-    with conn:
-        suggestion = _parse_ref(conn, user_id, ref)
-        if isinstance(suggestion, NewTagSuggestion):
-            suggestion_store.decide_new_suggestion(conn, suggestion.id, "rejected", reason=reason)
-            what = f"new project tag {suggestion.name!r}"
-        else:
-            suggestion_store.decide_alias_suggestion(conn, suggestion.id, "rejected", reason=reason)
-            what = f"{suggestion.source_name!r} -> {suggestion.target_name!r}"
-    click.echo(f"rejected {what}")
-
-
-def _tag(conn: psycopg.Connection[Any], name: str) -> tag_store.ProjectTag:
-    tag = tag_store.tag_by_name(conn, name)
-    if tag is None:
-        raise click.ClickException(f"no project tag {name!r}")
-    return tag
+    with conn, _one_line():
+        message = tag_service.reject_suggestion(conn, user_id, ref, reason)
+    click.echo(message)
 
 
 @tags.command()
@@ -232,14 +162,9 @@ def _tag(conn: psycopg.Connection[Any], name: str) -> tag_store.ProjectTag:
 def alias(ctx: click.Context, source: str, target: str) -> None:
     """Make tag SOURCE an alias of tag TARGET (reads group SOURCE's rows under TARGET)."""
     conn, user_id = _open(ctx)
-    with conn:
-        src, dst = _tag(conn, source), _tag(conn, target)
-        try:
-            tag_store.set_alias(conn, src.id, dst.id)
-        except TagEditError as exc:
-            raise click.ClickException(str(exc)) from exc
-        suggestion_store.supersede_alias_suggestions(conn, user_id, src.id)
-    click.echo(f"{src.name!r} is now an alias of {dst.name!r}")
+    with conn, _one_line():
+        message = tag_service.alias_tag(conn, user_id, source, target)
+    click.echo(message)
 
 
 @tags.command()
@@ -249,9 +174,6 @@ def alias(ctx: click.Context, source: str, target: str) -> None:
 def unalias(ctx: click.Context, source: str) -> None:
     """Make tag SOURCE a project of its own again (history is not rewritten)."""
     conn, _user_id = _open(ctx)
-    with conn:
-        tag = _tag(conn, source)
-        if tag.alias_of is None:
-            raise click.ClickException(f"{tag.name!r} is not an alias")
-        tag_store.clear_alias(conn, tag.id)
-    click.echo(f"{tag.name!r} is no longer an alias")
+    with conn, _one_line():
+        message = tag_service.unalias_tag(conn, source)
+    click.echo(message)

@@ -1,0 +1,114 @@
+"""What every console page shares for the life of one server: the MCP server's state (settings,
+pool, owner, embedder), where transcripts and the daemon's pid file are, and the templates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psycopg
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from agents_memory.capture.discovery import Catalog
+from agents_memory.config import Settings
+from agents_memory.server.state import ServerState
+
+T = TypeVar("T")
+
+
+def create_templates() -> Environment:
+    """Jinja2 with autoescape on every template (transcripts hold HTML and JavaScript)."""
+    env = Environment(
+        loader=PackageLoader("agents_memory.console", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = _when
+    env.filters["size"] = _size
+    return env
+
+
+def _when(value: datetime | None) -> str:
+    return value.astimezone().strftime("%Y-%m-%d %H:%M") if value else "never"
+
+
+def _size(value: int | None) -> str:
+    if value is None:
+        return "?"
+    amount = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if amount < 1024 or unit == "GiB":
+            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
+        amount /= 1024
+    return f"{amount:.1f} GiB"
+
+
+@dataclass(slots=True)
+class Console:
+    """One console server's shared state."""
+
+    state: ServerState
+    catalog: Catalog
+    pid_file: Path
+    home: Path
+    conninfo: str
+    """Where the live feed's LISTEN connection goes."""
+    templates: Environment = field(default_factory=create_templates)
+    work_dir: Path | None = None
+    """Where uploaded bundles wait between their dry run and the import."""
+
+    @property
+    def settings(self) -> Settings:
+        return self.state.settings
+
+    @property
+    def user_id(self) -> int:
+        return self.state.user_id
+
+    async def read(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """``work`` on a pooled connection, in a worker thread; committed when it returns."""
+
+        def run() -> T:
+            with self.state.pool.connection() as conn:
+                return work(conn)
+
+        return await run_in_threadpool(run)
+
+    def render(
+        self, request: Request, template: str, status_code: int = 200, **values: Any
+    ) -> HTMLResponse:
+        page = self.templates.get_template(template).render(
+            request=request,
+            csrf=request.scope.get("csrf", ""),
+            notice=request.query_params.get("notice"),
+            failed=request.query_params.get("failed"),
+            nav=NAV,
+            **values,
+        )
+        return HTMLResponse(page, status_code=status_code)
+
+
+NAV = (
+    ("/", "Status", "s"),
+    ("/timeline", "Timeline", "t"),
+    ("/search", "Search", "f"),
+    ("/projects", "Projects", "p"),
+    ("/knowledge", "Knowledge", "k"),
+    ("/brief", "Brief", "b"),
+    ("/forget", "Forget & trash", "x"),
+    ("/transfer", "Export / import", "e"),
+)
+"""Each page: its path, its name and its access key."""
+
+
+def console_from(request: Request) -> Console:
+    console = request.app.state.console
+    assert isinstance(console, Console)
+    return console

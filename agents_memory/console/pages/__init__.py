@@ -1,0 +1,1 @@
+"""One module per console page (or pair of pages); each exports ``ROUTES``."""

@@ -1,0 +1,62 @@
+"""Brief preview: exactly what the session-start hook of a client injects today for a project
+and a model (:func:`agents_memory.recall.session.hook_output`), with its size against that
+client's limit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from agents_memory.adapters import get_adapter
+from agents_memory.console.context import console_from
+from agents_memory.console.forms import text
+from agents_memory.recall.session import brief_for
+from agents_memory.store import tags as tag_store
+
+
+async def brief_page(request: Request) -> Response:
+    console = console_from(request)
+    params = request.query_params
+    platforms = [a.name for a in console.catalog.adapters]
+    platform = text(params, "platform") or platforms[0]
+    project, model = text(params, "project"), text(params, "model")
+    if platform not in platforms:
+        return console.render(
+            request,
+            "brief.html",
+            status_code=400,
+            error=f"unknown client {platform!r}",
+            **{"platforms": platforms, "projects": [], "values": dict(params), "shown": None},
+        )
+    adapter = get_adapter(platform)
+
+    def build(conn: psycopg.Connection[Any]) -> dict[str, Any]:
+        tags = [t for t in tag_store.list_project_tags(conn) if t.alias_of is None]
+        root = next((t.git_root for t in tags if t.name == project), None)
+        event: dict[str, Any] = {"model": model, "cwd": root}
+        brief = brief_for(conn, console.settings, console.user_id, platform, event)
+        return {
+            "projects": [t.name for t in tags],
+            "no_root": bool(project) and root is None,
+            "brief": brief,
+            "output": adapter.hook_output(brief),
+        }
+
+    built = await console.read(build)
+    return console.render(
+        request,
+        "brief.html",
+        platforms=platforms,
+        values={"platform": platform, "project": project or "", "model": model or ""},
+        limit=adapter.brief_limit,
+        shown=True,
+        error=None,
+        **built,
+    )
+
+
+ROUTES = [Route("/brief", brief_page)]

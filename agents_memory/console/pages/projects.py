@@ -1,0 +1,90 @@
+"""Projects: tags with their aliases and counts, and the Cold Path's pending new-tag and merge
+questions with confirm / reject / alias (the service :mod:`agents_memory.ops.tags`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from agents_memory.console.context import console_from
+from agents_memory.console.forms import back, change_form, text
+from agents_memory.errors import AgentsMemoryError, OwnerRequestError
+from agents_memory.ops import tags as tag_service
+
+
+async def projects_page(request: Request) -> Response:
+    console = console_from(request)
+    overview = await console.read(lambda conn: tag_service.tag_overview(conn, console.user_id))
+    canonical = [t for t in overview.tags if t.alias_of is None]
+    return console.render(
+        request,
+        "projects.html",
+        overview=overview,
+        canonical=canonical,
+        names=overview.names,
+    )
+
+
+async def _decide(
+    request: Request, work: Callable[[psycopg.Connection[Any], Any], str]
+) -> Response:
+    console = console_from(request)
+    form = await change_form(request)
+    try:
+        message = await console.read(lambda conn: work(conn, form))
+    except AgentsMemoryError as exc:
+        return back("/projects", failed=str(exc))
+    return back("/projects", notice=message)
+
+
+def _required(form: Any, name: str) -> str:
+    value = text(form, name)
+    if value is None:
+        raise OwnerRequestError(f"{name} is required")
+    return value
+
+
+async def suggestion(request: Request) -> Response:
+    """Confirm, reject, or answer "alias of TARGET" to one pending suggestion."""
+    user_id = console_from(request).user_id
+
+    def work(conn: psycopg.Connection[Any], form: Any) -> str:
+        ref, action = _required(form, "ref"), _required(form, "action")
+        if action == "confirm":
+            return tag_service.confirm_suggestion(conn, user_id, ref)
+        if action == "reject":
+            return tag_service.reject_suggestion(conn, user_id, ref, text(form, "reason"))
+        if action == "alias":
+            return tag_service.confirm_as_alias(conn, user_id, ref, _required(form, "target"))
+        raise OwnerRequestError(f"unknown action {action!r}")
+
+    return await _decide(request, work)
+
+
+async def alias(request: Request) -> Response:
+    user_id = console_from(request).user_id
+    return await _decide(
+        request,
+        lambda conn, form: tag_service.alias_tag(
+            conn, user_id, _required(form, "source"), _required(form, "target")
+        ),
+    )
+
+
+async def unalias(request: Request) -> Response:
+    return await _decide(
+        request, lambda conn, form: tag_service.unalias_tag(conn, _required(form, "source"))
+    )
+
+
+ROUTES = [
+    Route("/projects", projects_page),
+    Route("/projects/suggestion", suggestion, methods=["POST"]),
+    Route("/projects/alias", alias, methods=["POST"]),
+    Route("/projects/unalias", unalias, methods=["POST"]),
+]

@@ -1,0 +1,167 @@
+"""Search (the same hybrid search as ``search_memory``, each hit with why it matched) and the
+session page it leads to (the whole conversation, subagent turns nested)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import psycopg
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from agents_memory.console.context import console_from
+from agents_memory.console.forms import text
+from agents_memory.errors import SearchArgumentError
+from agents_memory.recall.search import QueryVector, embed_query, search_request, search_user
+from agents_memory.store import console as console_store
+from agents_memory.store.console import ConsoleTurn, CoveringSummary
+from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
+
+FIELDS = ("q", "p_tag", "date_range", "role", "platform", "device_scope", "limit")
+
+
+async def search_page(request: Request) -> Response:
+    console = console_from(request)
+    params = request.query_params
+    values = {name: params.get(name, "") for name in FIELDS}
+    values["include_archived"] = "1" if params.get("include_archived") else ""
+    platforms = [a.name for a in console.catalog.adapters]
+    query = text(params, "q")
+    if query is None:
+        return console.render(
+            request, "search.html", values=values, platforms=platforms, result=None, error=None
+        )
+    try:
+        request_ = search_request(
+            query=query,
+            p_tag=text(params, "p_tag"),
+            date_range=text(params, "date_range"),
+            role=text(params, "role"),
+            agent_platform=text(params, "platform") or "*",
+            device_scope=text(params, "device_scope") or "global",
+            limit=min(MAX_LIMIT, int(text(params, "limit") or 20)),
+            include_archived=bool(params.get("include_archived")),
+            device_name=console.settings.device_name,
+            now=datetime.now().astimezone(),
+        )
+    except (SearchArgumentError, ValueError) as exc:
+        return console.render(
+            request,
+            "search.html",
+            status_code=400,
+            values=values,
+            platforms=platforms,
+            result=None,
+            error=str(exc),
+        )
+    vector: QueryVector = await run_in_threadpool(
+        lambda: embed_query(console.state.embedder(), request_.text)
+    )
+    result = await console.read(
+        lambda conn: search_user(conn, console.user_id, request_, vector.vector, console.settings)
+    )
+    return console.render(
+        request,
+        "search.html",
+        values=values,
+        platforms=platforms,
+        result=result,
+        why={hit.id: why_line(result, hit.why) for hit in result.hits},
+        note=vector.note or result.note,
+        error=None,
+    )
+
+
+def why_line(result: SearchResult, why: MatchWhy) -> str:
+    """Why a hit matched, in words: its full-text and vector ranks, similarity, score."""
+    parts: list[str] = []
+    if why.fts_rank is not None:
+        parts.append(f"full-text #{why.fts_rank}")
+    if why.vector_rank is not None:
+        parts.append(f"vector #{why.vector_rank}")
+    if why.similarity is not None:
+        parts.append(f"similarity {why.similarity:.2f}")
+    if why.words_matched is not None:
+        parts.append(f"{why.words_matched} word(s) found")
+    if why.score is not None:
+        parts.append(f"score {why.score:.4f}")
+    return ", ".join(parts) or result.used
+
+
+async def turn(request: Request) -> Response:
+    """A turn in its session (``/turn/<id>``)."""
+    console = console_from(request)
+    memory_id = int(request.path_params["memory_id"])
+    where = await console.read(
+        lambda conn: console_store.turn_session(conn, console.user_id, memory_id)
+    )
+    if where is None:
+        return console.render(request, "gone.html", status_code=404, memory_id=memory_id)
+    platform, session_id = where
+    query = {"platform": platform, "id": session_id} if session_id else {"turn": memory_id}
+    return RedirectResponse(f"/session?{urlencode(query)}#turn-{memory_id}", status_code=303)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A main-thread turn, or a run of subagent turns shown nested under it."""
+
+    turn: ConsoleTurn | None
+    nested: list[ConsoleTurn]
+
+
+def blocks(turns: list[ConsoleTurn]) -> list[Block]:
+    out: list[Block] = []
+    for item in turns:
+        if item.subagent and out and out[-1].turn is None:
+            out[-1].nested.append(item)
+        elif item.subagent:
+            out.append(Block(None, [item]))
+        else:
+            out.append(Block(item, []))
+    return out
+
+
+async def session_page(request: Request) -> Response:
+    console = console_from(request)
+    platform, session_id = text(request.query_params, "platform"), text(request.query_params, "id")
+    single = text(request.query_params, "turn")
+
+    def load(conn: psycopg.Connection[Any]) -> tuple[list[ConsoleTurn], list[CoveringSummary]]:
+        if platform and session_id:
+            rows = console_store.session_turns(conn, console.user_id, platform, session_id)
+        elif single and single.isdigit():
+            rows = console_store.single_turn(conn, console.user_id, int(single))
+        else:
+            rows = []
+        ids = [r.id for r in rows]
+        return rows, console_store.summaries_covering(conn, console.user_id, ids)
+
+    rows, summaries = await console.read(load)
+    if not rows:
+        return console.render(request, "gone.html", status_code=404, memory_id=None)
+    projects = sorted({r.project for r in rows if r.project})
+    return console.render(
+        request,
+        "session.html",
+        platform=platform or rows[0].agent_platform,
+        session_id=session_id,
+        blocks=blocks(rows),
+        count=len(rows),
+        projects=projects,
+        summaries=summaries,
+        first=rows[0],
+        last=rows[-1],
+    )
+
+
+ROUTES = [
+    Route("/search", search_page),
+    Route("/turn/{memory_id:int}", turn),
+    Route("/session", session_page),
+]

@@ -45,11 +45,26 @@ def database_of_wal(path: Path) -> Path | None:
     return path.with_name(path.name[: -len("-wal")]) if path.name.endswith("-wal") else None
 
 
+def _decoder(repairs: list[ParseIssue]) -> Callable[[bytes], str]:
+    """Text columns as UTF-8; one invalid byte costs one character (U+FFFD), not the read."""
+
+    def decode(raw: bytes) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            repairs.append(ParseIssue(0, "invalid UTF-8 replaced by U+FFFD", repaired=True))
+            return raw.decode("utf-8", errors="replace")
+
+    return decode
+
+
 @contextmanager
-def read_only(path: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to ``path`` (``?mode=ro``, busy timeout); closed on exit."""
+def read_only(path: Path, repairs: list[ParseIssue] | None = None) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to ``path`` (``?mode=ro``, busy timeout); closed on exit.
+    Text that is not valid UTF-8 is repaired and noted in ``repairs``."""
     uri = f"file:{quote(str(path))}?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    conn.text_factory = _decoder(repairs if repairs is not None else [])
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA query_only = 1")
@@ -58,14 +73,16 @@ def read_only(path: Path) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
-def query(path: Path, work: Callable[[sqlite3.Connection], T]) -> T:
+def query(
+    path: Path, work: Callable[[sqlite3.Connection], T], repairs: list[ParseIssue] | None = None
+) -> T:
     """``work`` run in one read transaction on ``path``, retried while the database is busy.
     Raises :class:`StoreUnreadable` when it cannot be read (locked past the retries, not a
     database, a table or column missing)."""
     last: sqlite3.Error | None = None
     for attempt in range(RETRIES):
         try:
-            with read_only(path) as conn:
+            with read_only(path, repairs) as conn:
                 conn.execute("BEGIN")
                 try:
                     return work(conn)

@@ -123,7 +123,7 @@ class HermesAdapter(Adapter):
         last = state.get("last_id")
         read = _Read(last if isinstance(last, int) else 0)
         try:
-            _sqlite.query(path, read.run)
+            _sqlite.query(path, read.run, read.issues)
         except _sqlite.StoreUnreadable as exc:
             return ParseResult([], 0, dict(state), issues=[exc.issue])
         return ParseResult(read.turns, 0, {"last_id": read.last_id}, read.unknown, read.issues)

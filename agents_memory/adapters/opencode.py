@@ -139,7 +139,7 @@ class OpenCodeAdapter(Adapter):
         sent = state.get("sent")
         read = _Read(since, dict(sent) if isinstance(sent, Mapping) else {})
         try:
-            _sqlite.query(path, read.run)
+            _sqlite.query(path, read.run, read.issues)
         except _sqlite.StoreUnreadable as exc:
             return ParseResult([], 0, dict(state), issues=[exc.issue])
         return ParseResult(

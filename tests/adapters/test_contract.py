@@ -36,7 +36,7 @@ def transcripts(platform: str) -> list[Path]:
         path
         for directory in FIXTURE_DIRS.get(platform, (platform,))
         for path in (FIXTURES / directory).rglob("*")
-        if path.suffix in {".jsonl", ".json"} and path.name not in NOT_TRANSCRIPTS
+        if path.suffix in {".jsonl", ".json", ".db"} and path.name not in NOT_TRANSCRIPTS
     )
     return sorted(found)
 

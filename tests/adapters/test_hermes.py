@@ -17,7 +17,7 @@ ADAPTER = get_adapter("hermes")
 def test_the_real_store_yields_user_and_assistant_text_with_the_subagent_flagged() -> None:
     result = ADAPTER.parse(FIXTURE, b"", offset=0, state={})
     assert len(result.turns) == 8 and result.state == {"last_id": 10}
-    assert [t.text for t in result.turns if t.subagent][0] == "say hi from the subagent"
+    assert next(t.text for t in result.turns if t.subagent) == "say hi from the subagent"
     assert result.turns[0].external_uuid == "hermes:20261201_200836_a03ac0:1"
     assert not result.issues and not result.unknown_kinds
 

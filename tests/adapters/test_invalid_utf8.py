@@ -46,10 +46,11 @@ def test_a_turn_with_one_invalid_utf8_byte_is_kept_with_a_replacement_character(
     assert cases, f"no fixture of {name} has a turn with a word in it"
     for path, word, spoiled, lines in cases:
         clean = parse_whole(adapter, path, path.read_bytes())
+        target = path
         if adapter.read_mode(path) == "database":  # the adapter reads the file, not ``data``
-            path = tmp_path / path.name
-            path.write_bytes(spoiled)
-        result = adapter.parse(path, spoiled, offset=0, state={}, final=True)
+            target = tmp_path / path.name
+            target.write_bytes(spoiled)
+        result = adapter.parse(target, spoiled, offset=0, state={}, final=True)
 
         assert len(result.turns) == len(clean), path
         assert any("\ufffd" + word[1:] in turn.text for turn in result.turns), path

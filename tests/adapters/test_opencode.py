@@ -51,7 +51,7 @@ def test_the_real_store_yields_text_turns_with_subagent_sessions_flagged() -> No
     assert [t.role for t in result.turns].count("user") == 4
     assert len(result.turns) == 8 and not result.issues and not result.unknown_kinds
     sub = [t for t in result.turns if t.subagent]
-    assert [t.text for t in sub][0] == "say hi from the subagent"
+    assert next(t.text for t in sub) == "say hi from the subagent"
     assert {t.subagent_role for t in sub} == {"general"}
     assert all(t.external_uuid.startswith("opencode:msg_") for t in result.turns)
 

@@ -221,6 +221,8 @@ class InstallContext:
     """Write ``edit`` as install does (backed up, atomically, shown in the report) and record
     its entries as ours, so ``uninstall`` removes them. Raises :class:`ConfigFileError` or
     :class:`OSError`."""
+    commands: Commands | None = None
+    """The console scripts, for a step that registers them through the client's own command."""
 
 
 def stdio_server(commands: Commands, **extra: Any) -> dict[str, Any]:

@@ -20,8 +20,8 @@ field in :class:`Turn` and is not kept.
 The brief: Hermes puts ``$HERMES_HOME/SOUL.md`` into the system prompt once per session, so
 install adds a managed block there (only when Hermes has already seeded the file: a SOUL.md
 made by us alone would stop Hermes writing its default persona) that the daemon keeps fresh.
-The MCP server goes into ``~/.hermes/config.yaml``, which the installer cannot edit (YAML):
-install prints the ``hermes mcp add`` command instead.
+The MCP server goes into ``~/.hermes/config.yaml``, which the installer does not edit (YAML):
+install's post-install step runs ``hermes mcp add`` (:mod:`agents_memory.adapters.hermes_mcp`).
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents_memory.adapters import _sqlite
+from agents_memory.adapters import _sqlite, hermes_mcp
 from agents_memory.adapters.base import (
-    MCP_SERVER_NAME,
     Adapter,
     Commands,
     FileEdit,
+    InstallContext,
     InstallPlan,
     JsonState,
     ParseIssue,
@@ -65,12 +65,12 @@ class HermesAdapter(Adapter):
 
     def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
         """The memory brief as a managed block in ``~/.hermes/SOUL.md`` (when Hermes has
-        created it) and, as a note, the command that registers our MCP server."""
+        created it); the MCP server is :meth:`post_install`'s."""
         soul = home / ".hermes" / "SOUL.md"
         edits: tuple[FileEdit, ...] = ()
         notes = [
-            "Hermes keeps MCP servers in ~/.hermes/config.yaml; register ours with: "
-            f"hermes mcp add {MCP_SERVER_NAME} --command {commands.mcp_server}"
+            "Hermes keeps MCP servers in ~/.hermes/config.yaml: install registers ours with "
+            f"`hermes mcp add`; `{hermes_mcp.REMOVAL}` takes it out"
         ]
         if soul.is_file():
             edits = (
@@ -84,6 +84,11 @@ class HermesAdapter(Adapter):
         else:
             notes.append("Run hermes once (it creates ~/.hermes/SOUL.md), then install again.")
         return InstallPlan(PLATFORM, edits, tuple(notes))
+
+    def post_install(self, ctx: InstallContext) -> list[str]:
+        """Register our MCP server through ``hermes mcp add``: see
+        :mod:`agents_memory.adapters.hermes_mcp`."""
+        return hermes_mcp.register(ctx)
 
     def roots(self, home: Path) -> list[Path]:
         return [home / ".hermes"]

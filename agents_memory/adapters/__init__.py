@@ -46,6 +46,8 @@ _FACTORIES: dict[str, str | Factory] = {
     "gemini-cli": "agents_memory.adapters.gemini_cli:GeminiCliAdapter",
     "grok": "agents_memory.adapters.grok:GrokAdapter",
     "antigravity": "agents_memory.adapters.antigravity:AntigravityAdapter",
+    "opencode": "agents_memory.adapters.opencode:OpenCodeAdapter",
+    "hermes": "agents_memory.adapters.hermes:HermesAdapter",
 }
 
 

@@ -6,10 +6,15 @@ watching, no clock. The capture daemon owns files, cursors and storage; it asks 
 
 * :meth:`Adapter.roots` — the directories to watch under a home directory;
 * :meth:`Adapter.owns` — whether a path under a root is a transcript of this client;
-* :meth:`Adapter.read_mode` — ``"append"`` (JSONL read incrementally from a byte offset) or
-  ``"whole"`` (the file is rewritten or compressed and must be parsed in full each time);
-* :meth:`Adapter.parse` — bytes from ``offset`` (``"append"``) or the whole file (``"whole"``)
-  into turns, plus where the next read must start and the state to carry to it;
+* :meth:`Adapter.read_mode` — ``"append"`` (JSONL read incrementally from a byte offset),
+  ``"whole"`` (the file is rewritten or compressed and must be parsed in full each time) or
+  ``"database"`` (a database file, e.g. SQLite, that the adapter queries itself, read-only);
+* :meth:`Adapter.companions` and :meth:`Adapter.transcript_for` — files whose change is a
+  change of a transcript (a SQLite database's ``-wal``), and the transcript an event on such a
+  file concerns;
+* :meth:`Adapter.parse` — bytes from ``offset`` (``"append"``), the whole file (``"whole"``) or
+  nothing (``"database"``: the adapter reads the file itself) into turns, plus where the next
+  read must start and the state to carry to it;
 * :meth:`Adapter.install_plan` — what ``memory-capture install`` puts into the client's config
   (hooks, MCP server entry, a managed context block) as an :class:`InstallPlan`: data only,
   applied (or shown for ``--dry-run``, or removed by ``uninstall``) by ``agents_memory.install``;
@@ -38,7 +43,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 Role = Literal["user", "assistant"]
-ReadMode = Literal["append", "whole"]
+ReadMode = Literal["append", "whole", "database"]
 JsonState = Mapping[str, Any]
 """Adapter state carried between reads of one file (JSON-serialisable; stored with the cursor)."""
 
@@ -216,6 +221,8 @@ class InstallContext:
     """Write ``edit`` as install does (backed up, atomically, shown in the report) and record
     its entries as ours, so ``uninstall`` removes them. Raises :class:`ConfigFileError` or
     :class:`OSError`."""
+    commands: Commands | None = None
+    """The console scripts, for a step that registers them through the client's own command."""
 
 
 def stdio_server(commands: Commands, **extra: Any) -> dict[str, Any]:
@@ -269,8 +276,26 @@ class Adapter(ABC):
         """Whether ``path`` (a file under one of :meth:`roots`) is a transcript of this client."""
 
     def read_mode(self, path: Path) -> ReadMode:
-        """How the daemon must read ``path``. Default: incremental JSONL."""
+        """How the daemon must read ``path``. Default: incremental JSONL.
+
+        ``"database"``: ``path`` is a database the adapter opens itself, read-only and never
+        locking the client out. The daemon hands :meth:`parse` no bytes (``data`` is empty,
+        ``offset`` 0) and calls it whenever ``path`` or one of its :meth:`companions` changed;
+        the adapter's own cursor (the last row or change time it returned) lives in ``state``,
+        and ``resume_offset`` is ignored. A database that cannot be read right now (locked,
+        mid-write) is a :class:`ParseIssue` with ``state`` unchanged, never an exception."""
         return "append"
+
+    def companions(self, path: Path) -> tuple[Path, ...]:
+        """Files beside transcript ``path`` whose changes are changes of it (a SQLite
+        database's ``-wal`` journal, where the writes land until a checkpoint). Default none."""
+        return ()
+
+    def transcript_for(self, path: Path, home: Path) -> Path | None:
+        """The transcript a change of ``path`` concerns: ``path`` itself when this adapter
+        :meth:`owns` it, the transcript whose :meth:`companions` include it, else ``None``.
+        Default: ``path`` when owned."""
+        return path if self.owns(path, home) else None
 
     @abstractmethod
     def parse(

@@ -50,10 +50,11 @@ _KEYWORD_WINDOW: Final = 48
 """How much of the line before a token the keyword look-up reads."""
 _OBJECT_ID: Final = re.compile(
     r"(?:[a-z]{1,12}_){0,2}(?:call|msg|toolu|srvtoolu|req|resp|chatcmpl|fc|rs|run|thread|asst"
-    r"|file|batch|ws|step)[_-]"
+    r"|file|batch|ws|step|ses|prt|evt)[_-]"
 )
-"""Object ids the agents' APIs hand out (``toolu_01…``, ``agent_msg_01…``, ``call_…``):
-random by design, public by design, and in every transcript."""
+"""Object ids the agents' APIs hand out (``toolu_01…``, ``agent_msg_01…``, ``call_…``; OpenCode's
+session, part and event ids ``ses_…``, ``prt_…``, ``evt_…``): random by design, public by
+design, and in every transcript."""
 _PATH_SEGMENT: Final = re.compile(r"(?:^|/)(?:[a-z]{3,}|[0-9]{1,4})(?:/|$)")
 _HEX: Final = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _UUID: Final = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")

@@ -113,7 +113,7 @@ class CaptureDaemon:
         self._ingestor: Ingestor | None = None
         self._db: database.Database | None = None
         self._backoff = 0.5
-        self._last_seen: dict[Path, tuple[int, int, int]] = {}
+        self._last_seen: dict[Path, str] = {}
         self._unreadable: set[Path] = set()
         """What the last rescan could not read (logged once, until it changes)."""
         self._nudge_sock: socket.socket | None = None
@@ -193,6 +193,8 @@ class CaptureDaemon:
             return
         if not any(path.is_relative_to(root) for root in self._root_paths):
             return  # an event from a parent watched while a root does not exist yet
+        found = self.catalog.transcript_for(path)  # a database's -wal means the database
+        path = found[0] if found is not None else path
         with self._lock:
             self._dirty.setdefault(path, time.monotonic())
         self._wake.set()
@@ -272,11 +274,12 @@ class CaptureDaemon:
                 st = path.stat()
             except OSError:
                 continue
-            key = (st.st_ino, st.st_size, st.st_mtime_ns)
+            key = tailer.signature(path, adapter.companions(path))  # a -wal change counts
             if self._last_seen.get(path) == key:
                 continue
             cursor = known.get(str(path))
-            if cursor is not None and tailer.unchanged(cursor, st):
+            mark = key if adapter.read_mode(path) == "database" else None
+            if cursor is not None and tailer.unchanged(cursor, st, mark):
                 self._last_seen[path] = key
                 continue
             idle = now - st.st_mtime >= IDLE_FINAL_SEC

@@ -46,6 +46,16 @@ class Catalog:
                 return adapter
         return None
 
+    def transcript_for(self, path: Path) -> tuple[Path, Adapter] | None:
+        """The transcript a change of ``path`` concerns (``path`` itself, or the transcript a
+        companion file such as a database's ``-wal`` belongs to) and its adapter."""
+        for root, adapter in self.roots():
+            if path.is_relative_to(root):
+                target = adapter.transcript_for(path, self.home)
+                if target is not None:
+                    return target, adapter
+        return None
+
     def transcripts(
         self, since: datetime | None = None, *, unreadable: list[Unreadable] | None = None
     ) -> Iterator[tuple[Path, Adapter]]:

@@ -200,7 +200,7 @@ class Ingestor:
         rows (no database), or ``None`` when there is nothing new."""
         outcome = FileOutcome(path, adapter.name)
         mode = adapter.read_mode(path)
-        region = tailer.read_region(path, cursor, mode)
+        region = tailer.read_region(path, cursor, mode, adapter.companions(path))
         if region is None:
             return None
         state = {} if region.restarted else cursor.state
@@ -231,12 +231,11 @@ class Ingestor:
         outcome.repaired += fixed
         outcome.unknown.update(result.unknown_kinds)
         rows = self.prepare(result.turns, outcome)
-        end = region.end if mode == "whole" else result.resume_offset
+        end = result.resume_offset if mode == "append" else region.end
         if region.skipped_long_line is not None and not region.data:
             end = region.end
-        return RegionRead(
-            path, mode, cursor, region, result, rows, outcome, end, tailer.tail_hash(path, end)
-        )
+        tail = region.fingerprint or tailer.tail_hash(path, end)
+        return RegionRead(path, mode, cursor, region, result, rows, outcome, end, tail)
 
     def store(self, conn: psycopg.Connection[Any], read: RegionRead, cursor: Cursor) -> None:
         """Write ``read``'s rows and advance ``cursor`` (locked by the caller's transaction)

@@ -42,6 +42,8 @@ class Region:
     """Nothing complete is left after ``end``."""
     skipped_long_line: tuple[int, int] | None = None
     """``(offset, length)`` of an over-long line jumped over, if any."""
+    fingerprint: str | None = None
+    """``database`` mode: the :func:`signature` the read was made at (the cursor keeps it)."""
 
 
 def tail_hash(path: Path, end: int) -> str | None:
@@ -69,8 +71,11 @@ def needs_restart(path: Path, cursor: Cursor, st: os.stat_result) -> bool:
     )
 
 
-def unchanged(cursor: Cursor, st: os.stat_result) -> bool:
-    """The file looks exactly as when the cursor was written (cheap pre-check, no read)."""
+def unchanged(cursor: Cursor, st: os.stat_result, mark: str | None = None) -> bool:
+    """The file looks exactly as when the cursor was written (cheap pre-check, no read).
+    ``mark``: the :func:`signature` of a ``database`` file, compared with the cursor's."""
+    if mark is not None:
+        return cursor.last_line_hash == mark
     return (
         cursor.inode == st.st_ino
         and cursor.dev == st.st_dev
@@ -79,9 +84,31 @@ def unchanged(cursor: Cursor, st: os.stat_result) -> bool:
     )
 
 
-def read_region(path: Path, cursor: Cursor, mode: ReadMode) -> Region | None:
-    """The next region to parse, or ``None`` when there is nothing new."""
+def signature(path: Path, companions: tuple[Path, ...] = ()) -> str:
+    """Identity, size and modification time of ``path`` and of each companion that exists: a
+    database changes in place (and in its ``-wal``), so its tail says nothing."""
+    parts = []
+    for each in (path, *companions):
+        try:
+            st = each.stat()
+        except FileNotFoundError:
+            continue
+        parts.append(f"{each.name}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(parts)
+
+
+def read_region(
+    path: Path, cursor: Cursor, mode: ReadMode, companions: tuple[Path, ...] = ()
+) -> Region | None:
+    """The next region to parse, or ``None`` when there is nothing new. ``database`` mode
+    reads no bytes: the region is empty and says the database changed since ``cursor``."""
     st = path.stat()
+    if mode == "database":  # the cursor holds a signature, not a tail hash: never "restarted"
+        mark = signature(path, companions)
+        if cursor.last_line_hash == mark:
+            return None
+        size = st.st_size
+        return Region(b"", 0, size, size, st.st_dev, st.st_ino, False, True, fingerprint=mark)
     restarted = needs_restart(path, cursor, st)
     if mode == "whole":
         return _read_whole(path, cursor, st, restarted)

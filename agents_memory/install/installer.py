@@ -302,7 +302,7 @@ class Installer:
             self._apply([change], manifest, backups, "install")
             client.changes.append(change)
 
-        return InstallContext(self.home, False, self.which, read_text, apply)
+        return InstallContext(self.home, False, self.which, read_text, apply, self.commands)
 
     def _start_services(self, report: Report) -> list[str]:
         if self.systemctl is None or self.systemctl(["show-environment"]) != 0:
@@ -346,7 +346,7 @@ class Installer:
     def _dry_run_notes(self, action: Action, adapters: list[Adapter]) -> list[str]:
         notes = ["dry run: nothing was written"]
         if action == "install":
-            ctx = InstallContext(self.home, True, self.which, read_text, _no_writes)
+            ctx = InstallContext(self.home, True, self.which, read_text, _no_writes, self.commands)
             for adapter in adapters:
                 notes.extend(adapter.post_install(ctx))
             if self.systemctl is None:

@@ -36,7 +36,7 @@ def transcripts(platform: str) -> list[Path]:
         path
         for directory in FIXTURE_DIRS.get(platform, (platform,))
         for path in (FIXTURES / directory).rglob("*")
-        if path.suffix in {".jsonl", ".json"} and path.name not in NOT_TRANSCRIPTS
+        if path.suffix in {".jsonl", ".json", ".db"} and path.name not in NOT_TRANSCRIPTS
     )
     return sorted(found)
 
@@ -154,9 +154,16 @@ def test_every_adapter_plan_is_idempotent_and_reversible(
     platform: str, home: Path, commands: Commands
 ) -> None:
     originals = seed_home(home)
+    # Hermes writes its SOUL.md on first run; the block goes only into one Hermes made.
+    soul = home / ".hermes" / "SOUL.md"
+    soul.parent.mkdir(parents=True, exist_ok=True)
+    soul.write_text("You are Hermes, a helpful assistant.\n", encoding="utf-8")
+    originals[soul] = soul.read_text(encoding="utf-8")
     plan = get_adapter(platform).install_plan(home, commands)
     assert plan.platform == platform
-    assert plan.edits, "every client gets at least the MCP server entry"
+    # Every client gets the MCP server entry in a file, except Hermes (YAML), whose entry its
+    # post-install step makes through `hermes mcp add`; its plan writes the memory block.
+    assert plan.edits, "every client's plan writes at least its MCP entry or memory block"
     records: dict[Path, Record] = {}
     for edit in plan.edits:
         assert edit.path.is_relative_to(home)

@@ -39,14 +39,18 @@ def _cases(adapter: Adapter) -> list[tuple[Path, str, bytes, int]]:
 
 @pytest.mark.parametrize("name", names())
 def test_a_turn_with_one_invalid_utf8_byte_is_kept_with_a_replacement_character(
-    name: str,
+    name: str, tmp_path: Path
 ) -> None:
     adapter = get_adapter(name)
     cases = _cases(adapter)
     assert cases, f"no fixture of {name} has a turn with a word in it"
     for path, word, spoiled, lines in cases:
         clean = parse_whole(adapter, path, path.read_bytes())
-        result = adapter.parse(path, spoiled, offset=0, state={}, final=True)
+        target = path
+        if adapter.read_mode(path) == "database":  # the adapter reads the file, not ``data``
+            target = tmp_path / path.name
+            target.write_bytes(spoiled)
+        result = adapter.parse(target, spoiled, offset=0, state={}, final=True)
 
         assert len(result.turns) == len(clean), path
         assert any("\ufffd" + word[1:] in turn.text for turn in result.turns), path
@@ -55,4 +59,8 @@ def test_a_turn_with_one_invalid_utf8_byte_is_kept_with_a_replacement_character(
         assert 1 <= len(repaired) <= lines, (path, result.issues)
         assert "invalid UTF-8" in repaired[0].reason
         skipped = [issue for issue in result.issues if not issue.repaired]
-        assert skipped == adapter.parse(path, path.read_bytes(), offset=0, state={}).issues
+        original = path if adapter.read_mode(path) != "database" else None
+        if original is not None:
+            assert skipped == adapter.parse(path, path.read_bytes(), offset=0, state={}).issues
+        else:
+            assert skipped == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,8 @@ def test_a_random_value_after_a_secret_keyword_is_flagged_and_the_name_kept(text
         "https://github.com/org/repo/blob/3f786850e387550fdab836ed7e6dc881de23001b/src/x.py",
         "TestDoctorSecretsReportsKindsAndIds2 calls AgentsMemoryErrorHandlerV3Factory",
         "request 550e8400-e29b-41d4-a716-446655440000 done",
+        '{"id":"prt_233367b19001f07da4wIg2esQv","sessionID":"ses_dccc98ad3ffedtbPddUeF0sAXR"}',
+        "evt_233367546001c7JAOzMeDWbHvL",
         '{"id":"toolu_0193wZx1r27o8y3UAyXWRJJG","call_id":"call_ZaEft4DTbQXkk41Z2ZFxRj7z"}',
         '"cacheCreationInputTokens":0,"cacheCreationEphemeral5mInputTokens":0',
         "see /home/dev/.codex/sessions/2026/11/30/rollout-2026-11-30T06-21-13-01a22b1d.jsonl",
@@ -54,13 +58,24 @@ def test_hashes_ids_paths_identifiers_and_placeholders_are_not_flagged(text: str
     assert entropy.scan(text) == ()
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _text_of(path: Path) -> str:
+    """A transcript's text; a SQLite store's is its text values, one a line (its pages glue
+    neighbouring columns together, which no reader ever sees)."""
+    if path.read_bytes()[: len(SQLITE_HEADER)] != SQLITE_HEADER:
+        return path.read_text(encoding="utf-8", errors="replace")
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        values = [v for t in tables for row in conn.execute(f'SELECT * FROM "{t}"') for v in row]
+    return "\n".join(v for v in values if isinstance(v, str))
+
+
 def test_the_second_opinion_flags_nothing_in_the_real_fixture_transcripts() -> None:
     files = [p for p in sorted(FIXTURES.rglob("*")) if p.is_file()]
     assert len(files) > 30
-    flagged = {
-        str(p.relative_to(FIXTURES)): entropy.scan(p.read_text(encoding="utf-8", errors="replace"))
-        for p in files
-    }
+    flagged = {str(p.relative_to(FIXTURES)): entropy.scan(_text_of(p)) for p in files}
     assert {name: kinds for name, kinds in flagged.items() if kinds} == {}
 
 

@@ -53,7 +53,23 @@ def lay_out_fixture_home(home: Path) -> dict[str, int]:
     agy = home / ".gemini" / "antigravity-cli" / "brain" / "c1" / ".system_generated" / "logs"
     agy.mkdir(parents=True)
     shutil.copy(next(FIXTURES.glob("antigravity/*.jsonl")), agy / "transcript_full.jsonl")
-    return {"claude-code": 12, "codex-cli": 6, "gemini-cli": 7, "grok": 2, "antigravity": 1}
+    # The SQLite stores go in under the names the programs give them (the fixture's carries its
+    # version).
+    opencode = home / ".local" / "share" / "opencode"
+    opencode.mkdir(parents=True)
+    shutil.copy(FIXTURES / "opencode" / "opencode-1.18.33.db", opencode / "opencode.db")
+    hermes = home / ".hermes"
+    hermes.mkdir()
+    shutil.copy(FIXTURES / "hermes" / "state-0.19.0.db", hermes / "state.db")
+    return {
+        "claude-code": 12,
+        "codex-cli": 6,
+        "gemini-cli": 7,
+        "grok": 2,
+        "antigravity": 1,
+        "opencode": 1,
+        "hermes": 1,
+    }
 
 
 def _ingestor(conn: psycopg.Connection[Any], settings: Settings, home: Path) -> Ingestor:

@@ -83,10 +83,25 @@ def _string_literals(tree: ast.Module) -> Iterator[ast.Constant]:
             yield node
 
 
+# The SQL rule is about OUR database (PostgreSQL). A client that keeps its sessions in its own
+# SQLite file is read by its adapter, and the queries on that file belong to the adapter: they
+# describe the client's schema, not ours. These modules may hold SQLite query text; each must read
+# the client's store only through ``adapters/_sqlite.py`` (a read-only ``sqlite3`` connection).
+CLIENT_SQLITE_READERS = frozenset({"adapters/opencode.py", "adapters/hermes.py"})
+SQLITE_READER_IMPORT = "from agents_memory.adapters import _sqlite"
+
+
+def _reads_a_client_sqlite_store(path: Path) -> bool:
+    relative = path.relative_to(PACKAGE).as_posix()
+    return relative in CLIENT_SQLITE_READERS and SQLITE_READER_IMPORT in path.read_text(
+        encoding="utf-8"
+    )
+
+
 def _sql_outside_store() -> list[str]:
     found = []
     for path, tree in _modules():
-        if path.relative_to(PACKAGE).parts[0] == "store":
+        if path.relative_to(PACKAGE).parts[0] == "store" or _reads_a_client_sqlite_store(path):
             continue
         for literal in _string_literals(tree):
             if SQL_OPENING.match(literal.value):
@@ -99,6 +114,13 @@ def test_sql_text_lives_only_in_the_store_package() -> None:
     assert not offenders, "SQL outside agents_memory/store/ (move it into a store function):\n" + (
         "\n".join(offenders)
     )
+
+
+def test_the_client_sqlite_readers_go_through_the_read_only_helper_and_never_psycopg() -> None:
+    for relative in sorted(CLIENT_SQLITE_READERS):
+        text = (PACKAGE / relative).read_text(encoding="utf-8")
+        assert SQLITE_READER_IMPORT in text, f"{relative} must read through adapters/_sqlite.py"
+        assert "psycopg" not in text, f"{relative} is a client-store reader: no PostgreSQL here"
 
 
 def test_the_sql_detector_sees_statements_and_not_prose() -> None:

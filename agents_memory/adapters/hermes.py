@@ -1,0 +1,206 @@
+"""Hermes Agent sessions (``~/.hermes/state.db``, SQLite in WAL mode; one per profile under
+``~/.hermes/profiles/<name>/state.db``).
+
+Seen in ``hermes-agent`` 0.19.0 (run headless with ``hermes -z`` against the fake model
+server): table ``sessions`` (``id``, ``source`` — the venue: ``cli``, ``telegram``, … —,
+``model``, ``model_config`` JSON whose ``_delegate_from`` marks a delegated subagent,
+``parent_session_id``, ``cwd``) and ``messages`` (``id`` INTEGER AUTOINCREMENT, ``session_id``,
+``role``, ``content``, ``timestamp`` in seconds, ``finish_reason``). Hermes inserts a message
+once it is complete and never rewrites its ``content`` (later updates only flip ``active``,
+``compacted`` or ``api_content``), so the cursor is the last message ``id`` returned
+(``state["last_id"]``) and keys are ``hermes:<session id>:<message id>``.
+
+Read mode ``database`` (see :mod:`agents_memory.adapters._sqlite`: read-only, busy timeout,
+retries, never an exception). Turns: ``user`` and ``assistant`` rows with text ``content``
+(assistant rows that only call tools carry none); ``tool`` and ``system`` rows are known and
+skipped; other roles are counted as unknown kinds. Model: the session's. A session whose
+``model_config`` has ``_delegate_from`` is a subagent. The venue (``sessions.source``) has no
+field in :class:`Turn` and is not kept.
+
+The brief: Hermes puts ``$HERMES_HOME/SOUL.md`` into the system prompt once per session, so
+install adds a managed block there (only when Hermes has already seeded the file: a SOUL.md
+made by us alone would stop Hermes writing its default persona) that the daemon keeps fresh.
+The MCP server goes into ``~/.hermes/config.yaml``, which the installer does not edit (YAML):
+install's post-install step runs ``hermes mcp add`` (:mod:`agents_memory.adapters.hermes_mcp`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents_memory.adapters import _sqlite, hermes_mcp
+from agents_memory.adapters.base import (
+    Adapter,
+    Commands,
+    FileEdit,
+    InstallContext,
+    InstallPlan,
+    JsonState,
+    ParseIssue,
+    ParseResult,
+    ReadMode,
+    TextBlock,
+    Turn,
+)
+
+PLATFORM = "hermes"
+DATABASE = "state.db"
+
+_SKIPPED_ROLES = frozenset({"tool", "system"})
+
+
+class HermesAdapter(Adapter):
+    name = PLATFORM
+    display_name = "Hermes Agent"
+    binaries = ("hermes",)
+    mcp_client_names = ("hermes",)
+
+    def config_markers(self, home: Path) -> list[Path]:
+        return [home / ".hermes"]
+
+    def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
+        """The memory brief as a managed block in ``~/.hermes/SOUL.md`` (when Hermes has
+        created it); the MCP server is :meth:`post_install`'s."""
+        soul = home / ".hermes" / "SOUL.md"
+        edits: tuple[FileEdit, ...] = ()
+        notes = [
+            "Hermes keeps MCP servers in ~/.hermes/config.yaml: install registers ours with "
+            f"`hermes mcp add`; `{hermes_mcp.REMOVAL}` takes it out"
+        ]
+        if soul.is_file():
+            edits = (
+                FileEdit(
+                    soul,
+                    "text-block",
+                    (TextBlock(),),
+                    "memory brief in SOUL.md (kept fresh by the daemon)",
+                ),
+            )
+        else:
+            notes.append("Run hermes once (it creates ~/.hermes/SOUL.md), then install again.")
+        return InstallPlan(PLATFORM, edits, tuple(notes))
+
+    def post_install(self, ctx: InstallContext) -> list[str]:
+        """Register our MCP server through ``hermes mcp add``: see
+        :mod:`agents_memory.adapters.hermes_mcp`."""
+        return hermes_mcp.register(ctx)
+
+    def roots(self, home: Path) -> list[Path]:
+        return [home / ".hermes"]
+
+    def owns(self, path: Path, home: Path) -> bool:
+        try:
+            parts = path.relative_to(home / ".hermes").parts
+        except ValueError:
+            return False
+        return parts == (DATABASE,) or (
+            len(parts) == 3 and parts[0] == "profiles" and parts[2] == DATABASE
+        )
+
+    def read_mode(self, path: Path) -> ReadMode:
+        return "database"
+
+    def companions(self, path: Path) -> tuple[Path, ...]:
+        return (_sqlite.wal_of(path),)
+
+    def transcript_for(self, path: Path, home: Path) -> Path | None:
+        database = _sqlite.database_of_wal(path)
+        if database is not None and self.owns(database, home):
+            return database
+        return super().transcript_for(path, home)
+
+    def parse(
+        self,
+        path: Path,
+        data: bytes,
+        *,
+        offset: int,
+        state: JsonState,
+        final: bool = False,
+        home: Path | None = None,
+    ) -> ParseResult:
+        """The messages after ``state["last_id"]`` (``data`` is unused: the database is read)."""
+        last = state.get("last_id")
+        read = _Read(last if isinstance(last, int) else 0)
+        try:
+            _sqlite.query(path, read.run, read.issues)
+        except _sqlite.StoreUnreadable as exc:
+            return ParseResult([], 0, dict(state), issues=[exc.issue])
+        return ParseResult(read.turns, 0, {"last_id": read.last_id}, read.unknown, read.issues)
+
+
+@dataclass(slots=True)
+class _Read:
+    last_id: int
+    turns: list[Turn] = field(default_factory=list)
+    unknown: Counter[str] = field(default_factory=Counter)
+    issues: list[ParseIssue] = field(default_factory=list)
+
+    def run(self, conn: sqlite3.Connection) -> None:
+        sessions: dict[str, _Session] = {}
+        rows = conn.execute(
+            "SELECT id, session_id, role, content, timestamp FROM messages"
+            " WHERE id > ? ORDER BY id",
+            (self.last_id,),
+        ).fetchall()
+        for message_id, session_id, role, content, timestamp in rows:
+            self.last_id = max(self.last_id, int(message_id))
+            if role in _SKIPPED_ROLES:
+                continue
+            if role not in ("user", "assistant"):
+                self.unknown[f"role:{role}"] += 1
+                continue
+            text = content.strip() if isinstance(content, str) else ""
+            if not text:
+                continue
+            session = sessions.get(session_id)
+            if session is None:
+                session = sessions[session_id] = _session(conn, session_id, self.issues)
+            self.turns.append(session.turn(int(message_id), session_id, role, text, timestamp))
+
+
+@dataclass(frozen=True, slots=True)
+class _Session:
+    model: str | None
+    cwd: str | None
+    subagent: bool
+
+    def turn(self, message_id: int, session_id: str, role: Any, text: str, at: object) -> Turn:
+        return Turn(
+            external_uuid=f"{PLATFORM}:{session_id}:{message_id}",
+            platform=PLATFORM,
+            role=role,
+            text=text,
+            session_id=session_id,
+            message_at=_sqlite.from_seconds(at),
+            model=self.model,
+            subagent=self.subagent,
+            subagent_model=self.model if self.subagent else None,
+            cwd=self.cwd,
+        )
+
+
+def _session(conn: sqlite3.Connection, session_id: str, issues: list[ParseIssue]) -> _Session:
+    row = conn.execute(
+        "SELECT model, cwd, model_config FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        return _Session(None, None, False)
+    model, cwd, config = row
+    delegated = False
+    if isinstance(config, str) and config:
+        try:
+            parsed = json.loads(config)
+            delegated = isinstance(parsed, dict) and bool(parsed.get("_delegate_from"))
+        except ValueError:
+            issues.append(ParseIssue(0, f"session {session_id}: bad model_config JSON"))
+    return _Session(_str(model), _str(cwd), delegated)
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

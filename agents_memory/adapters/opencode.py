@@ -1,0 +1,293 @@
+"""OpenCode sessions (``~/.local/share/opencode/opencode.db``, SQLite in WAL mode).
+
+Seen in ``opencode-ai`` 1.18.33 (run headless against the fake model server): one database,
+tables ``session`` (``id``, ``parent_id``, ``directory``, ``agent``), ``message`` (``id``,
+``session_id``, ``time_updated`` in ms, ``data`` JSON: ``role``, ``time.created``,
+``time.completed`` for a finished assistant message, ``modelID`` or ``model.modelID``,
+``agent``, ``path.cwd``) and ``part`` (``message_id``, ``time_updated``, ``data`` JSON with a
+``type``). Writes land in ``opencode.db-wal`` until a checkpoint, so the WAL is a
+:meth:`~OpenCodeAdapter.companions` of the database. The table ``session_message`` (the next
+storage generation) exists but stays empty in 1.18; rows appearing there are counted as the
+unknown kind ``session_message`` so an upgrade that moves messages shows in ``status``.
+
+Read mode ``database``: the adapter queries the file itself, read-only (``mode=ro``, busy
+timeout, retries; see :mod:`agents_memory.adapters._sqlite`). ``state`` holds ``since`` (the
+newest ``time_updated`` seen, ms) and ``sent`` (message id → digest of the text returned, for
+with the ``time_updated`` it had, for messages updated within :data:`OVERLAP_MS` of
+``since``): each read looks again at rows
+updated since ``since - OVERLAP_MS`` (a writer's clock may lag by a few ms) and returns a
+message only when its text is new or changed. Keys are ``opencode:<message id>`` (seed A's).
+
+Turns: the ``text`` parts of a message (``synthetic`` or ``ignored`` ones are OpenCode's own
+additions and skipped), joined. A user message counts once it has text; an assistant message
+only once ``time.completed`` is set. Other part types (tools, reasoning, steps, files,
+patches, snapshots…) are known and skipped; unknown ones are counted. Sessions with a
+``parent_id`` are subagent (task) sessions: flagged ``subagent``, their agent as role.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents_memory.adapters import _sqlite
+from agents_memory.adapters.base import (
+    MCP_SERVER_NAME,
+    Adapter,
+    Commands,
+    FileEdit,
+    InstallPlan,
+    JsonState,
+    OwnedEntry,
+    ParseIssue,
+    ParseResult,
+    ReadMode,
+    TextBlock,
+    Turn,
+)
+
+PLATFORM = "opencode"
+DATABASE = "opencode.db"
+OVERLAP_MS = 60_000
+"""How far before ``since`` each read looks again (clock skew between writers)."""
+
+_KNOWN_PARTS = frozenset(
+    {
+        "text",
+        "reasoning",
+        "tool",
+        "file",
+        "step-start",
+        "step-finish",
+        "snapshot",
+        "patch",
+        "agent",
+        "subtask",
+        "retry",
+        "compaction",
+    }
+)
+
+
+class OpenCodeAdapter(Adapter):
+    name = PLATFORM
+    display_name = "OpenCode"
+    binaries = ("opencode",)
+    mcp_client_names = ("opencode",)
+
+    def config_markers(self, home: Path) -> list[Path]:
+        return [home / ".config" / "opencode", home / ".local" / "share" / "opencode"]
+
+    def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
+        """The MCP server in ``~/.config/opencode/opencode.json`` (``mcp`` entry, type
+        ``local``, command as an array) and a managed block in the global rules file
+        ``~/.config/opencode/AGENTS.md``, which OpenCode puts into the system prompt of every
+        session: the capture daemon keeps the brief there fresh."""
+        config = home / ".config" / "opencode"
+        server = {"type": "local", "command": [str(commands.mcp_server)], "enabled": True}
+        mcp = FileEdit(
+            config / "opencode.json",
+            "json",
+            (OwnedEntry(("mcp", MCP_SERVER_NAME), server, preserve=("environment",)),),
+            "MCP server",
+        )
+        rules = FileEdit(
+            config / "AGENTS.md",
+            "text-block",
+            (TextBlock(),),
+            "memory brief in the global rules file (kept fresh by the daemon)",
+        )
+        return InstallPlan(PLATFORM, (mcp, rules))
+
+    def roots(self, home: Path) -> list[Path]:
+        return [home / ".local" / "share" / "opencode"]
+
+    def owns(self, path: Path, home: Path) -> bool:
+        return path == home / ".local" / "share" / "opencode" / DATABASE
+
+    def read_mode(self, path: Path) -> ReadMode:
+        return "database"
+
+    def companions(self, path: Path) -> tuple[Path, ...]:
+        return (_sqlite.wal_of(path),)
+
+    def transcript_for(self, path: Path, home: Path) -> Path | None:
+        database = _sqlite.database_of_wal(path)
+        if database is not None and self.owns(database, home):
+            return database
+        return super().transcript_for(path, home)
+
+    def parse(
+        self,
+        path: Path,
+        data: bytes,
+        *,
+        offset: int,
+        state: JsonState,
+        final: bool = False,
+        home: Path | None = None,
+    ) -> ParseResult:
+        """The messages changed since ``state`` (``data`` is unused: the database is read)."""
+        since = state.get("since")
+        since = since if isinstance(since, int) else 0
+        sent = state.get("sent")
+        read = _Read(since, dict(sent) if isinstance(sent, Mapping) else {})
+        try:
+            _sqlite.query(path, read.run, read.issues)
+        except _sqlite.StoreUnreadable as exc:
+            return ParseResult([], 0, dict(state), issues=[exc.issue])
+        return ParseResult(
+            read.turns, 0, read.state(), unknown_kinds=read.unknown, issues=read.issues
+        )
+
+
+@dataclass(slots=True)
+class _Read:
+    """One read of the database: the changed messages into turns."""
+
+    since: int
+    sent: dict[str, list[Any]]
+    """message id -> ``[digest of the text returned, time_updated]``."""
+    turns: list[Turn] = field(default_factory=list)
+    unknown: Counter[str] = field(default_factory=Counter)
+    issues: list[ParseIssue] = field(default_factory=list)
+    newest: int = 0
+
+    def run(self, conn: sqlite3.Connection) -> None:
+        floor = self.since - OVERLAP_MS
+        self.newest = self.since
+        sessions = _sessions(conn)
+        rows = conn.execute(
+            "SELECT rowid, id, session_id, time_updated, data FROM message"
+            " WHERE time_updated > ? OR id IN (SELECT message_id FROM part WHERE time_updated > ?)"
+            " ORDER BY time_created, id",
+            (floor, floor),
+        ).fetchall()
+        for rowid, message_id, session_id, updated, raw in rows:
+            self.newest = max(self.newest, int(updated or 0))
+            info = self._json(raw, rowid, "message")
+            if info is not None:
+                session = sessions.get(session_id)
+                self._message(conn, message_id, session_id, int(updated or 0), info, session)
+        (later,) = conn.execute(
+            "SELECT count(*) FROM session_message WHERE time_updated > ?", (self.since,)
+        ).fetchone()
+        if later:
+            self.unknown["session_message"] += int(later)
+
+    def _message(
+        self,
+        conn: sqlite3.Connection,
+        message_id: str,
+        session_id: str,
+        updated: int,
+        info: Mapping[str, Any],
+        session: _Session | None,
+    ) -> None:
+        role = info.get("role")
+        if role not in ("user", "assistant"):
+            self.unknown[f"role:{role}"] += 1
+            return
+        time_info = _mapping(info.get("time"))
+        if role == "assistant" and not time_info.get("completed"):
+            return  # still streaming: read again once completed
+        text, parts_updated = self._text(conn, message_id)
+        digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+        before = self.sent.get(message_id)
+        if not text or (isinstance(before, list) and before[:1] == [digest]):
+            return
+        self.sent[message_id] = [digest, max(updated, parts_updated)]
+        model = info.get("modelID") if role == "assistant" else _model_of(info.get("model"))
+        path_info = _mapping(info.get("path"))
+        subagent = session is not None and session.parent is not None
+        agent = info.get("agent") if isinstance(info.get("agent"), str) else None
+        self.turns.append(
+            Turn(
+                external_uuid=f"{PLATFORM}:{message_id}",
+                platform=PLATFORM,
+                role=role,
+                text=text,
+                session_id=session_id,
+                message_at=_sqlite.from_millis(time_info.get("created")),
+                model=model if isinstance(model, str) and model else None,
+                subagent=subagent,
+                subagent_model=model if subagent and isinstance(model, str) else None,
+                subagent_role=agent if subagent else None,
+                cwd=_str(path_info.get("cwd")) or (session.directory if session else None),
+            )
+        )
+
+    def _text(self, conn: sqlite3.Connection, message_id: str) -> tuple[str, int]:
+        """The message's own text and the newest ``time_updated`` of its parts."""
+        texts: list[str] = []
+        newest = 0
+        for rowid, updated, raw in conn.execute(
+            "SELECT rowid, time_updated, data FROM part WHERE message_id = ? ORDER BY id",
+            (message_id,),
+        ):
+            newest = max(newest, int(updated or 0))
+            part = self._json(raw, rowid, "part")
+            if part is None:
+                continue
+            kind = part.get("type")
+            if kind not in _KNOWN_PARTS:
+                self.unknown[f"part:{kind}"] += 1
+            elif kind == "text" and not part.get("synthetic") and not part.get("ignored"):
+                text = part.get("text")
+                if isinstance(text, str) and text.strip():
+                    texts.append(text.strip())
+        self.newest = max(self.newest, newest)
+        return "\n\n".join(texts), newest
+
+    def _json(self, raw: object, rowid: int, table: str) -> Mapping[str, Any] | None:
+        try:
+            value = json.loads(raw) if isinstance(raw, str | bytes) else None
+        except ValueError as exc:
+            self.issues.append(ParseIssue(int(rowid), f"{table} row {rowid}: bad JSON: {exc}"))
+            return None
+        if not isinstance(value, dict):
+            self.issues.append(ParseIssue(int(rowid), f"{table} row {rowid}: not an object"))
+            return None
+        return value
+
+    def state(self) -> dict[str, Any]:
+        """``since`` and the digests still inside the overlap window (older ones are never
+        read again unless updated, and then their text is compared afresh)."""
+        floor = self.newest - OVERLAP_MS
+        sent = {
+            key: value
+            for key, value in self.sent.items()
+            if isinstance(value, list) and len(value) == 2 and value[1] >= floor
+        }
+        return {"since": self.newest, "sent": sent}
+
+
+@dataclass(frozen=True, slots=True)
+class _Session:
+    parent: str | None
+    directory: str | None
+
+
+def _sessions(conn: sqlite3.Connection) -> dict[str, _Session]:
+    return {
+        sid: _Session(_str(parent), _str(directory))
+        for sid, parent, directory in conn.execute("SELECT id, parent_id, directory FROM session")
+    }
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _model_of(value: object) -> object:
+    return value.get("modelID") if isinstance(value, Mapping) else None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,7 +1,8 @@
 """``mcp-agents-memory tags``: project tags and the questions the Cold Path asks about them.
 
 Suggestion ids carry their queue: ``n12`` is new-tag suggestion 12, ``a7`` alias suggestion 7
-(a bare number works when only one queue has it pending).
+(a bare number works when only one queue has it pending). The decisions themselves are
+:mod:`agents_memory.coldpath.tag_decisions` (shared with the MCP tool and the console).
 """
 
 from __future__ import annotations
@@ -14,10 +15,14 @@ import click
 import psycopg
 
 from agents_memory.cli.common import debug_option, settings_from
+from agents_memory.coldpath import tag_decisions
+from agents_memory.coldpath.tag_decisions import confirm_alias, confirm_new_tag
 from agents_memory.errors import TagEditError
 from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
 from agents_memory.store.tag_suggestions import AliasSuggestion, NewTagSuggestion
+
+__all__ = ["confirm_alias", "confirm_new_tag", "tags"]
 
 
 @click.group()
@@ -165,37 +170,14 @@ def confirm(ctx: click.Context, ref: str) -> None:
     conn, user_id = _open(ctx)
     with conn:
         suggestion = _parse_ref(conn, user_id, ref)
-        if isinstance(suggestion, NewTagSuggestion):
-            message = confirm_new_tag(conn, suggestion)
-        else:
-            message = confirm_alias(conn, user_id, suggestion)
+        try:
+            if isinstance(suggestion, NewTagSuggestion):
+                message = confirm_new_tag(conn, suggestion)
+            else:
+                message = confirm_alias(conn, user_id, suggestion)
+        except TagEditError as exc:
+            raise click.ClickException(str(exc)) from exc
     click.echo(message)
-
-
-def confirm_new_tag(conn: psycopg.Connection[Any], suggestion: NewTagSuggestion) -> str:
-    tag_id = tag_store.create_project_tag(
-        conn, suggestion.name, git_root=suggestion.git_root, git_remote=suggestion.git_remote
-    )
-    filed = 0
-    if suggestion.git_root or suggestion.git_remote:
-        filed += tag_store.retro_tag_git(conn, tag_id, suggestion.git_root, suggestion.git_remote)
-    filed += tag_store.retro_tag_dtag(conn, tag_id, suggestion.name)
-    suggestion_store.decide_new_suggestion(
-        conn, suggestion.id, "confirmed", project_tag_id=tag_id, retrotagged=filed
-    )
-    return f"created project tag {suggestion.name!r}; filed {filed} row(s) under it"
-
-
-def confirm_alias(conn: psycopg.Connection[Any], user_id: int, suggestion: AliasSuggestion) -> str:
-    try:
-        tag_store.set_alias(conn, suggestion.source_tag_id, suggestion.target_tag_id)
-    except TagEditError as exc:
-        raise click.ClickException(str(exc)) from exc
-    suggestion_store.decide_alias_suggestion(conn, suggestion.id, "confirmed")
-    suggestion_store.supersede_alias_suggestions(
-        conn, user_id, suggestion.source_tag_id, keep=suggestion.id
-    )
-    return f"{suggestion.source_name!r} is now an alias of {suggestion.target_name!r}"
 
 
 @tags.command()
@@ -209,19 +191,10 @@ def reject(ctx: click.Context, ref: str, reason: str | None) -> None:
     with conn:
         suggestion = _parse_ref(conn, user_id, ref)
         if isinstance(suggestion, NewTagSuggestion):
-            suggestion_store.decide_new_suggestion(conn, suggestion.id, "rejected", reason=reason)
-            what = f"new project tag {suggestion.name!r}"
+            message = tag_decisions.reject_new_tag(conn, suggestion, reason)
         else:
-            suggestion_store.decide_alias_suggestion(conn, suggestion.id, "rejected", reason=reason)
-            what = f"{suggestion.source_name!r} -> {suggestion.target_name!r}"
-    click.echo(f"rejected {what}")
-
-
-def _tag(conn: psycopg.Connection[Any], name: str) -> tag_store.ProjectTag:
-    tag = tag_store.tag_by_name(conn, name)
-    if tag is None:
-        raise click.ClickException(f"no project tag {name!r}")
-    return tag
+            message = tag_decisions.reject_alias(conn, suggestion, reason)
+    click.echo(message)
 
 
 @tags.command()
@@ -233,13 +206,11 @@ def alias(ctx: click.Context, source: str, target: str) -> None:
     """Make tag SOURCE an alias of tag TARGET (reads group SOURCE's rows under TARGET)."""
     conn, user_id = _open(ctx)
     with conn:
-        src, dst = _tag(conn, source), _tag(conn, target)
         try:
-            tag_store.set_alias(conn, src.id, dst.id)
+            message = tag_decisions.set_alias(conn, user_id, source, target)
         except TagEditError as exc:
             raise click.ClickException(str(exc)) from exc
-        suggestion_store.supersede_alias_suggestions(conn, user_id, src.id)
-    click.echo(f"{src.name!r} is now an alias of {dst.name!r}")
+    click.echo(message)
 
 
 @tags.command()
@@ -250,8 +221,8 @@ def unalias(ctx: click.Context, source: str) -> None:
     """Make tag SOURCE a project of its own again (history is not rewritten)."""
     conn, _user_id = _open(ctx)
     with conn:
-        tag = _tag(conn, source)
-        if tag.alias_of is None:
-            raise click.ClickException(f"{tag.name!r} is not an alias")
-        tag_store.clear_alias(conn, tag.id)
-    click.echo(f"{tag.name!r} is no longer an alias")
+        try:
+            message = tag_decisions.unset_alias(conn, source)
+        except TagEditError as exc:
+            raise click.ClickException(str(exc)) from exc
+    click.echo(message)

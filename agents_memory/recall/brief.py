@@ -1,7 +1,8 @@
 """The session-start brief: deterministic, budgeted, deduplicated markdown.
 
 It starts with :data:`BRIEF_MARKER` so its echo in a transcript is never captured. Sections
-(seed A's order): core profile, pinned, sub profile, active projects, recent turns of the
+(seed A's order): open task pins addressed to this agent, core profile, pinned, live fact
+slots, sub profile, active projects, recent turns of the
 short-term window (this agent's platform and model by default), other agents' turns in the
 same project, older history as tag summaries, pending tag questions, search hints.
 
@@ -21,7 +22,7 @@ import psycopg
 from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.config import Settings
 from agents_memory.gitinfo import git_info
-from agents_memory.store import briefdata
+from agents_memory.store import briefdata, pins, slots
 from agents_memory.store.briefdata import BriefTurn
 from agents_memory.store.knowledge import get_profiles
 from agents_memory.store.pause import active_pauses, pause_sentence
@@ -105,6 +106,7 @@ def gather_sections(
     profiles = get_profiles(conn, user_id)
     return [
         _header(g, profiles.user_name),
+        *_task_pins(g),
         *_profile_and_pins(g, profiles.core_profile, profiles.sub_profile),
         *_active_projects(g),
         *_recent(g),
@@ -142,9 +144,32 @@ def _profile_and_pins(g: _Gathering, core: str | None, sub: str | None) -> list[
     if pins:
         lines = [_turn_line(t, g.preview, g.seen, pinned=True) for t in pins]
         sections.append(Section("## Pinned", lines))
+    facts = slots.live_slots(g.conn, g.user_id, 20)
+    if facts:
+        lines = [f"- {f.slot}: {_clip(f.message, g.preview)}" for f in facts]
+        sections.append(Section("## Facts", lines))
     if sub and not g.compact:
         sections.append(Section("## Sub Profile", _paragraph(sub, 1200)))
     return sections
+
+
+def _task_pins(g: _Gathering) -> list[Section]:
+    """Open task pins addressed to this agent (kept even in a compact brief)."""
+    if not g.request.platform:
+        return []
+    open_pins = pins.current(
+        g.conn, g.user_id, to_agent=g.request.platform, statuses=pins.OPEN_STATUSES, limit=5
+    )
+    if not open_pins:
+        return []
+    lines = [
+        f"- pin {p.pin_id} from {p.from_agent or '?'} ({p.status}"
+        + (f", {p.project}" if p.project else "")
+        + f"): {_clip(p.title, 160)}"
+        for p in open_pins
+    ]
+    lines.append("  (task_pin action=query pin=<id> for details; update it as you work)")
+    return [Section(f"## Task pins for {g.request.platform}", lines, required=True)]
 
 
 def _active_projects(g: _Gathering) -> list[Section]:
@@ -206,7 +231,10 @@ def _tools_section() -> Section:
         [
             "- Call `memory_startup` for the full brief; `search_memory` before assuming past "
             'decisions, names or preferences (use agent_platform:"*" for every agent).',
-            "- `manage_knowledge` action=add pins a fact the user asks you to remember.",
+            "- `manage_knowledge` action=add pins a fact the user asks you to remember "
+            "(`slot` names it so a new value replaces the old).",
+            "- `read_memory` reads around a hit; `task_pin` hands work to another agent; "
+            "`manage_project_tags` records the user's answers to tag questions.",
         ],
         required=True,
     )

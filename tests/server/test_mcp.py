@@ -70,9 +70,22 @@ def test_tools_are_listed_with_descriptions_for_a_model(
 
     tools, instructions = anyio.run(go)
     names = {t.name: t for t in tools.tools}
-    assert set(names) == {"memory_startup", "search_memory", "manage_knowledge", "save_message"}
+    assert set(names) == {
+        "memory_startup",
+        "search_memory",
+        "read_memory",
+        "manage_knowledge",
+        "save_message",
+        "manage_project_tags",
+        "task_pin",
+    }
     for tool in names.values():
         assert tool.description and len(tool.description) > 40
+        hints = tool.annotations
+        assert hints is not None and hints.read_only_hint is not None
+        assert hints.destructive_hint is False and hints.idempotent_hint is not None
+    read_only = {n for n, t in names.items() if t.annotations and t.annotations.read_only_hint}
+    assert read_only == {"memory_startup", "search_memory", "read_memory"}
     props = names["search_memory"].input_schema["properties"]
     assert {
         "query",
@@ -285,6 +298,6 @@ def test_stdio_server_answers_a_real_client(
             return tools, added, found
 
     tools, added, found = anyio.run(go)
-    assert len(tools.tools) == 4
+    assert len(tools.tools) == 7
     assert json.loads(added.content[0].text)["stored"]
     assert json.loads(found.content[0].text)["count"] == 1

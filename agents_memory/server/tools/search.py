@@ -6,11 +6,21 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from agents_memory.adapters import names
 from agents_memory.server import search_tool
 from agents_memory.server.tools.context import ServerContext, state_of
+
+
+ANNOTATIONS = ToolAnnotations(
+    title="Search memory",
+    readOnlyHint=True,
+    destructiveHint=False,
+    idempotentHint=True,
+    openWorldHint=False,
+)
 
 
 def platform_help() -> str:
@@ -21,7 +31,7 @@ def platform_help() -> str:
 def register(server: MCPServer[Any]) -> None:
     # The annotations are evaluated when the tool is registered, so platform_help() lists the
     # adapters registered at that moment.
-    @server.tool()
+    @server.tool(annotations=ANNOTATIONS)
     def search_memory(
         ctx: ServerContext,
         query: Annotated[

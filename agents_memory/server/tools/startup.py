@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from agents_memory.recall.brief import BriefRequest, build_brief
@@ -12,8 +13,17 @@ from agents_memory.server.tools.context import ServerContext, client_platform, s
 from agents_memory.store.knowledge import latest_model
 
 
+ANNOTATIONS = ToolAnnotations(
+    title="Memory brief",
+    readOnlyHint=True,
+    destructiveHint=False,
+    idempotentHint=True,
+    openWorldHint=False,
+)
+
+
 def register(server: MCPServer[Any]) -> None:
-    @server.tool()
+    @server.tool(annotations=ANNOTATIONS)
     def memory_startup(
         ctx: ServerContext,
         short_term_days: Annotated[

@@ -217,9 +217,7 @@ def _add(
         memory_id = counts.ids[0]
         replaced = None
         if fact.slot is not None or fact.expires_at is not None:
-            replaced = slots.fill_slot(
-                conn, state.user_id, memory_id, fact.slot, fact.expires_at
-            )
+            replaced = slots.fill_slot(conn, state.user_id, memory_id, fact.slot, fact.expires_at)
         embedded = _embed_now(state, conn, memory_id, admitted.text)
     del model  # the pinned fact is the user's, not the model's
     return KnowledgeResult(

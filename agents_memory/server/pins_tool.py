@@ -153,9 +153,7 @@ def _update(
                 else f"pin {pin_id} is already {now} (final); create a new pin for new work"
             )
         if status in ("done", "failed") and not (note and note.strip()):
-            raise ToolError(
-                f"status={status} needs a `note` saying what was done or why it failed"
-            )
+            raise ToolError(f"status={status} needs a `note` saying what was done or why it failed")
         added = pins.append_update(
             conn,
             state.user_id,

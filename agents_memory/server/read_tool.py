@@ -9,6 +9,7 @@ spent; a turn that does not fit whole is clipped and ends reading on its side.
 from __future__ import annotations
 
 from datetime import datetime
+
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
@@ -158,4 +159,3 @@ def _next_hint(turns: list[TurnOut], more_before: bool, more_after: bool) -> str
     if more_before:
         hints.append(f"read back: read_memory memory_id={turns[0].id} before=10 after=0")
     return "; ".join(hints) or None
-

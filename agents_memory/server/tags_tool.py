@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any, Literal
 
 import psycopg
-
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
@@ -92,9 +91,7 @@ def manage_project_tags(
                         "action=apply_recommendations needs `suggestion_ids`: the new-tag ids "
                         "you showed the user (from list_new_tags)"
                     )
-                decisions = tag_decisions.apply_recommendations(
-                    conn, state.user_id, suggestion_ids
-                )
+                decisions = tag_decisions.apply_recommendations(conn, state.user_id, suggestion_ids)
                 return TagsResult(
                     action=action,
                     ok=all(d.outcome != "failed" for d in decisions),

@@ -301,3 +301,18 @@ def test_stdio_server_answers_a_real_client(
     assert len(tools.tools) == 7
     assert json.loads(added.content[0].text)["stored"]
     assert json.loads(found.content[0].text)["count"] == 1
+
+
+def test_every_platform_a_captured_client_writes_counts_as_captured(
+    state: ServerState, server_settings: Settings
+) -> None:
+    assert {"codex-cli", "codex-desktop", "claude-code"} <= state.captured_platforms
+    refused = _json(
+        _call(
+            create_server(server_settings, state),
+            "save_message",
+            {"role": "user", "message": "hi", "agent_platform": "codex-desktop"},
+            client="some-ui",
+        )
+    )
+    assert refused["skipped"] == "auto-capture active"

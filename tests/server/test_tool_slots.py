@@ -84,7 +84,7 @@ def test_slot_and_expiry_arguments_are_checked() -> None:
     assert slot_name(" Db.Port ") == "db.port"
     assert expiry("7d", now) == now + timedelta(days=7)
     assert expiry("2026-01-03", now) == datetime(2026, 1, 4, tzinfo=UTC)
-    with pytest.raises(ToolError, match="db.staging.port"):
+    with pytest.raises(ToolError, match=r"db\.staging\.port"):
         slot_name("has spaces in it")
     with pytest.raises(ToolError, match="7d"):
         expiry("next tuesday", now)

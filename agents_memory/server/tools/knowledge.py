@@ -13,21 +13,20 @@ from agents_memory.adapters import all_adapters, platform_for_client
 from agents_memory.server import knowledge_tools
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
 
-
 # Agents never destroy memory: update keeps the old text in history, remove archives.
 KNOWLEDGE_ANNOTATIONS = ToolAnnotations(
     title="Pin, correct or archive a memory",
-    readOnlyHint=False,
-    destructiveHint=False,
-    idempotentHint=False,
-    openWorldHint=False,
+    read_only_hint=False,
+    destructive_hint=False,
+    idempotent_hint=False,
+    open_world_hint=False,
 )
 SAVE_ANNOTATIONS = ToolAnnotations(
     title="Store a conversation turn",
-    readOnlyHint=False,
-    destructiveHint=False,
-    idempotentHint=False,
-    openWorldHint=False,
+    read_only_hint=False,
+    destructive_hint=False,
+    idempotent_hint=False,
+    open_world_hint=False,
 )
 
 

@@ -8,23 +8,23 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from agents_memory.adapters import names
+from agents_memory.adapters import all_platforms
 from agents_memory.server import pins_tool
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
 
 ANNOTATIONS = ToolAnnotations(
     title="Task pins between agents",
-    readOnlyHint=False,
-    destructiveHint=False,
-    idempotentHint=False,
-    openWorldHint=False,
+    read_only_hint=False,
+    destructive_hint=False,
+    idempotent_hint=False,
+    open_world_hint=False,
 )
 
 
 def to_help() -> str:
     """The ``to`` description: the registered clients' names."""
     return (
-        f"create: the agent that should do it ({', '.join(names())}); query: only pins "
+        f"create: the agent that should do it ({', '.join(all_platforms())}); query: only pins "
         "addressed to this agent."
     )
 

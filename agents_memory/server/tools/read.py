@@ -13,10 +13,10 @@ from agents_memory.server.tools.context import ServerContext, state_of
 
 ANNOTATIONS = ToolAnnotations(
     title="Read around a memory",
-    readOnlyHint=True,
-    destructiveHint=False,
-    idempotentHint=True,
-    openWorldHint=False,
+    read_only_hint=True,
+    destructive_hint=False,
+    idempotent_hint=True,
+    open_world_hint=False,
 )
 
 

@@ -9,23 +9,22 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from agents_memory.adapters import names
+from agents_memory.adapters import all_platforms
 from agents_memory.server import search_tool
 from agents_memory.server.tools.context import ServerContext, state_of
 
-
 ANNOTATIONS = ToolAnnotations(
     title="Search memory",
-    readOnlyHint=True,
-    destructiveHint=False,
-    idempotentHint=True,
-    openWorldHint=False,
+    read_only_hint=True,
+    destructive_hint=False,
+    idempotent_hint=True,
+    open_world_hint=False,
 )
 
 
 def platform_help() -> str:
     """The ``agent_platform`` description: the registered clients' names."""
-    return f'Only this client ({", ".join(names())}, …); "*" or omitted = all.'
+    return f'Only this client ({", ".join(all_platforms())}, …); "*" or omitted = all.'
 
 
 def register(server: MCPServer[Any]) -> None:

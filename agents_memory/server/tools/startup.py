@@ -12,13 +12,12 @@ from agents_memory.recall.brief import BriefRequest, build_brief
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
 from agents_memory.store.knowledge import latest_model
 
-
 ANNOTATIONS = ToolAnnotations(
     title="Memory brief",
-    readOnlyHint=True,
-    destructiveHint=False,
-    idempotentHint=True,
-    openWorldHint=False,
+    read_only_hint=True,
+    destructive_hint=False,
+    idempotent_hint=True,
+    open_world_hint=False,
 )
 
 

@@ -13,10 +13,10 @@ from agents_memory.server.tools.context import ServerContext, state_of
 
 ANNOTATIONS = ToolAnnotations(
     title="Project tag decisions",
-    readOnlyHint=False,
-    destructiveHint=False,
-    idempotentHint=False,
-    openWorldHint=False,
+    read_only_hint=False,
+    destructive_hint=False,
+    idempotent_hint=False,
+    open_world_hint=False,
 )
 
 

@@ -316,3 +316,44 @@ def test_every_platform_a_captured_client_writes_counts_as_captured(
         )
     )
     assert refused["skipped"] == "auto-capture active"
+
+
+def test_the_new_tools_answer_over_stdio(
+    server_settings: Settings, db_url: str, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DB_", "MEMORY_"))}
+    env.update(
+        DATABASE_URL=db_url,
+        EMBEDDING_BACKEND="none",
+        HOME=str(tmp_path),
+        XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+        USER_NAME="tester",
+    )
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).parent / "mcp-agents-memory"), args=[], env=env
+    )
+
+    async def go() -> list[Any]:
+        async with Client(params) as c:
+            pin = await c.call_tool(
+                "task_pin", {"action": "create", "to": "codex-cli", "title": "Review the PR"}
+            )
+            pins = await c.call_tool("task_pin", {"action": "query", "to": "codex-cli"})
+            fact = await c.call_tool(
+                "manage_knowledge", {"action": "add", "content": "port 5433", "slot": "db.port"}
+            )
+            fact_id = json.loads(fact.content[0].text)["id"]
+            around = await c.call_tool("read_memory", {"memory_id": fact_id, "after": 2})
+            tags = await c.call_tool("manage_project_tags", {"action": "list_suggestions"})
+            bad = await c.call_tool("task_pin", {"action": "update", "pin": 424242})
+            return [pin, pins, fact, around, tags, bad]
+
+    pin, pins, fact, around, tags, bad = anyio.run(go)
+    assert json.loads(pin.content[0].text)["pins"][0]["status"] == "pending"
+    assert json.loads(pins.content[0].text)["pins"][0]["title"] == "Review the PR"
+    stored = json.loads(fact.content[0].text)
+    assert stored["slot"] == "db.port"
+    read = json.loads(around.content[0].text)
+    assert [t["message"] for t in read["turns"]] == ["port 5433"] and read["session_turns"] == 1
+    assert json.loads(tags.content[0].text)["new_tags"] == []
+    assert bad.is_error and "status" in bad.content[0].text

@@ -75,10 +75,7 @@ def test_the_inspector_lists_every_tool_with_annotations(
 
 def _call(inspector: Path, db_url: str, home: Path, tool: str, **args: str) -> Any:
     pairs = [a for k, v in args.items() for a in ("--tool-arg", f"{k}={v}")]
-    result = _inspect(
-        inspector, db_url, home, "--method", "tools/call", "--tool-name", tool, *pairs
-    )
-    return result
+    return _inspect(inspector, db_url, home, "--method", "tools/call", "--tool-name", tool, *pairs)
 
 
 def test_the_inspector_calls_the_new_tools(inspector: Path, db_url: str, tmp_path: Path) -> None:

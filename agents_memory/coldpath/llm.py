@@ -40,7 +40,7 @@ import psycopg
 
 from agents_memory.coldpath.replies import ReplyT, parse_reply, reply_schema
 from agents_memory.config import Settings
-from agents_memory.errors import ConfigError, first_line
+from agents_memory.errors import first_line
 from agents_memory.store import usage as usage_store
 
 if TYPE_CHECKING:

@@ -140,7 +140,7 @@ def _update(
     if note is not None and len(note) > MAX_NOTE:
         raise ToolError(f"note is {len(note)} characters; keep it under {MAX_NOTE}")
     with state.pool.connection() as conn, conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext('task_pin'), %s::int)", (pin_id,))
+        pins.lock_pin(conn, state.user_id, pin_id)
         events = pins.history(conn, state.user_id, pin_id)
         if not events:
             raise ToolError(f"no task pin {pin_id}; list pins with task_pin action=query")

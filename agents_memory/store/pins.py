@@ -100,6 +100,15 @@ def append_update(
     return row
 
 
+def lock_pin(conn: psycopg.Connection[Any], user_id: int, pin_id: int) -> None:
+    """Serialise updates of one pin until the transaction ends (a row lock on its ``create``
+    event; nothing is modified)."""
+    conn.execute(
+        "SELECT 1 FROM task_pin_events WHERE id = %s AND user_id = %s FOR UPDATE",
+        (pin_id, user_id),
+    )
+
+
 def history(conn: psycopg.Connection[Any], user_id: int, pin_id: int) -> list[PinEvent]:
     """Every event of one pin, oldest first (empty when there is no such pin)."""
     with conn.cursor(row_factory=class_row(PinEvent)) as cur:

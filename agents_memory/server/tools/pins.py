@@ -30,6 +30,8 @@ def to_help() -> str:
 
 
 def register(server: MCPServer[Any]) -> None:
+    """``task_pin``. Long because the signature is the tool's contract: ten typed, described
+    parameters, one per line."""
 
     @server.tool(annotations=ANNOTATIONS)
     def task_pin(

@@ -40,7 +40,14 @@ __all__ = [
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
 
-SECRET_SETTINGS = ("database_url", "db_pass", "mcp_http_token", "openai_api_key", "llm_api_key")
+SECRET_SETTINGS = (
+    "database_url",
+    "db_pass",
+    "mcp_http_token",
+    "openai_api_key",
+    "llm_api_key",
+    "llm_fallback_api_key",
+)
 """Settings whose values are passwords or tokens: never shown, and masked in every message
 (:mod:`agents_memory.masking`)."""
 
@@ -140,6 +147,18 @@ class Settings(BaseSettings):
     librarian_daily_token_budget: int | None = Field(None, ge=0)
     clusterer_daily_token_budget: int | None = Field(None, ge=0)
     project_alias_judge_daily_token_budget: int | None = Field(None, ge=0)
+    tagger_provider: str | None = Field(None, description="local, or a cloud name (any other)")
+    librarian_provider: str | None = None
+    clusterer_provider: str | None = None
+    project_alias_judge_provider: str | None = None
+    tagger_base_url: str | None = Field(None, description="the role's own endpoint")
+    librarian_base_url: str | None = None
+    clusterer_base_url: str | None = None
+    project_alias_judge_base_url: str | None = None
+    llm_fallback_base_url: str | None = Field(None, description="asked when the primary fails")
+    llm_fallback_provider: str | None = None
+    llm_fallback_api_key: str | None = None
+    llm_fallback_model: str | None = None
 
     # --- cold path jobs: tagger, librarian, clusterer, alias promoter ----------------------
     tagger_candidate_limit: int = Field(20, ge=1, le=200)
@@ -241,10 +260,6 @@ def configured_secrets(env_file: Path | None = None) -> list[str]:
     return [v for v in values if v]
 
 
-_ONE_ENDPOINT = (
-    "one OpenAI-compatible endpoint serves every role (LLM_BASE_URL or LOCAL_LLM_BASE_URL);"
-    " the role's *_MODEL is honoured"
-)
 _NO_TUNNEL = (
     "no built-in SSH tunnel: open one yourself (ssh -L) or connect with DATABASE_URL and"
     " sslmode=require"
@@ -255,12 +270,8 @@ SEED_A_IGNORED: dict[str, str] = {
     "XAI_API_KEY": "no per-provider keys: set LLM_BASE_URL=https://api.x.ai/v1 and LLM_API_KEY",
     "GOOGLE_GENERATIVE_AI_API_KEY": "no per-provider keys: set LLM_BASE_URL to Gemini's"
     " OpenAI-compatible endpoint and LLM_API_KEY",
-    "TAGGER_PROVIDER": _ONE_ENDPOINT,
-    "LIBRARIAN_PROVIDER": _ONE_ENDPOINT,
-    "CLUSTERER_PROVIDER": _ONE_ENDPOINT,
-    "PROJECT_ALIAS_JUDGE_PROVIDER": _ONE_ENDPOINT,
-    "LOCAL_GROK_FALLBACK": "no provider fallback chain: without an LLM the Cold Path runs its"
-    " deterministic heuristics",
+    "LOCAL_GROK_FALLBACK": "set LLM_FALLBACK_BASE_URL (any OpenAI-compatible endpoint, e.g."
+    " https://api.x.ai/v1) with LLM_FALLBACK_API_KEY and LLM_FALLBACK_MODEL",
     "SSH_ENABLED": _NO_TUNNEL,
     "SSH_HOST": _NO_TUNNEL,
     "SSH_PORT": _NO_TUNNEL,

@@ -31,6 +31,7 @@ __all__ = [
     "ParseResult",
     "Turn",
     "all_adapters",
+    "all_platforms",
     "get_adapter",
     "names",
     "platform_for_client",
@@ -90,6 +91,12 @@ def all_adapters(enabled: tuple[str, ...] = ()) -> list[Adapter]:
     """Every registered adapter, or only those named in ``enabled`` (validated)."""
     chosen = enabled or tuple(_FACTORIES)
     return [get_adapter(name) for name in chosen]
+
+
+def all_platforms(enabled: tuple[str, ...] = ()) -> list[str]:
+    """Every platform name the (enabled) adapters write, e.g. ``codex-cli`` and
+    ``codex-desktop`` for the Codex adapter."""
+    return [p for adapter in all_adapters(enabled) for p in adapter.platforms]
 
 
 def platform_for_client(client_name: str | None) -> str | None:

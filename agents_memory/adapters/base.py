@@ -246,6 +246,15 @@ class Adapter(ABC):
     display_name: str
     """The client's name for people (``Claude Code``), used in help and tool descriptions."""
 
+    extra_platforms: tuple[str, ...] = ()
+    """Other ``memory.agent_platform`` values this adapter writes: one client family may label
+    turns by the app that wrote them (``codex-desktop``)."""
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        """Every platform name this adapter writes, :attr:`name` first."""
+        return (self.name, *self.extra_platforms)
+
     binaries: tuple[str, ...] = ()
     """Executables whose presence on ``PATH`` means the client is installed."""
 

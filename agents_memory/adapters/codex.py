@@ -66,6 +66,9 @@ from agents_memory.adapters.base import (
 )
 
 PLATFORM = "codex-cli"
+DESKTOP_PLATFORM = "codex-desktop"
+"""Turns written by the Codex Desktop app (``session_meta.originator`` names it, e.g.
+``Codex Desktop``); seed A's name. Their keys keep the ``codex-cli:`` prefix."""
 
 STARTUP_TIMEOUT_SEC = 30
 """Our server's ``startup_timeout_sec`` (Codex's default, 10 s, is tight on a busy machine:
@@ -214,6 +217,8 @@ class _Thread:
     internal: bool = False
     items: bool = False
     """The file writes ``item_completed`` message items (so legacy events are duplicates)."""
+    platform: str = PLATFORM
+    """What wrote the thread: ``codex-desktop`` when the originator is the Desktop app."""
 
     @classmethod
     def load(cls, state: JsonState) -> _Thread:
@@ -230,10 +235,19 @@ class _Thread:
         self.session_id = sid if isinstance(sid, str) and sid else None
         self.cwd = self.cwd or _str(payload.get("cwd"))
         self.subagent, self.subagent_role, self.internal = _subagent_role(payload)
+        self.platform = platform_of_originator(payload.get("originator"))
 
     def context(self, payload: dict[str, Any]) -> None:
         self.model = _str(payload.get("model")) or self.model
         self.cwd = _str(payload.get("cwd")) or self.cwd
+
+
+def platform_of_originator(originator: object) -> str:
+    """``codex-desktop`` for the Desktop app's originator (``Codex Desktop``,
+    ``codex_desktop``), else ``codex-cli`` (``codex_cli_rs``, ``codex_exec``, the IDE
+    extension's ``codex_vscode``)."""
+    text = originator.lower() if isinstance(originator, str) else ""
+    return DESKTOP_PLATFORM if "desktop" in text else PLATFORM
 
 
 def _str(value: object) -> str | None:
@@ -285,7 +299,7 @@ class _Reader:
         self.turns.append(
             Turn(
                 external_uuid=f"{PLATFORM}:{session}:{native or f'@{line.offset}'}",
-                platform=PLATFORM,
+                platform=thread.platform,
                 role=role,
                 text=text,
                 session_id=session,
@@ -312,6 +326,7 @@ class CodexAdapter(Adapter):
     display_name = "Codex"
     binaries = ("codex",)
     mcp_client_names = ("codex",)
+    extra_platforms = (DESKTOP_PLATFORM,)
     brief_limit = 8000
 
     def config_markers(self, home: Path) -> list[Path]:

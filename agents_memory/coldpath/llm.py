@@ -3,7 +3,8 @@
 * **Endpoint.** ``LOCAL_LLM_BASE_URL`` (llama.cpp ``llama-server``, llama-cpp-python, ollama,
   vLLM…) or else ``LLM_BASE_URL`` + ``LLM_API_KEY`` for a cloud (``OPENAI_API_KEY`` is used when
   that URL is OpenAI's). Neither configured: :func:`create_llm` returns ``None`` and every job
-  uses its heuristic (``doctor``: ``degraded: no LLM``).
+  uses its heuristic (``doctor``: ``degraded: no LLM``). Roles may have endpoints of their own
+  and a fallback endpoint is asked when the primary fails: :mod:`.llm_routing`.
 * **Models.** Per role (:data:`ROLES`): ``<ROLE>_MODEL``, else ``LLM_MODEL``; a local endpoint
   without any is sent ``"local"`` (llama-server serves whatever it loaded).
 * **Structured output.** ``response_format`` ``json_schema`` (strict); a server that refuses it
@@ -33,13 +34,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol
 
 import psycopg
 
 from agents_memory.coldpath.replies import ReplyT, parse_reply, reply_schema
 from agents_memory.config import Settings
-from agents_memory.errors import ConfigError, first_line
+from agents_memory.errors import first_line
 from agents_memory.store import usage as usage_store
 
 if TYPE_CHECKING:
@@ -142,6 +143,25 @@ class DbUsageRecorder:
 
 
 # --- the backend ------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Attempt(Generic[ReplyT]):
+    value: ReplyT | None
+    endpoint_failed: bool
+
+
+class LLMBackend(Protocol):
+    """What :func:`create_llm` returns (the Cold Path's :class:`~.base.LLM`, closable)."""
+
+    @property
+    def available(self) -> bool: ...
+
+    def complete(
+        self, role: str, reply: type[ReplyT], *, system: str, user: str, max_tokens: int = 256
+    ) -> ReplyT | None: ...
+
+    def close(self) -> None: ...
+
+
 class OpenAICompatibleLLM:
     """:class:`~agents_memory.coldpath.base.LLM` over an OpenAI-compatible endpoint."""
 
@@ -152,12 +172,18 @@ class OpenAICompatibleLLM:
         usage: UsageRecorder,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        usage_label: str = "",
+        model: str | None = None,
     ) -> None:
         from openai import OpenAI
 
         self.settings = settings
         self.endpoint = endpoint
         self.usage = usage
+        self.usage_label = usage_label
+        """Appended to the role in ``llm_usage`` (``tagger@fallback``): each endpoint's spend
+        is recorded, and budgeted, on its own."""
+        self.model = model
         self.response_format: ResponseFormat = settings.llm_response_format
         self._format_settled = False
         self._clock = clock
@@ -189,37 +215,51 @@ class OpenAICompatibleLLM:
         user: str,
         max_tokens: int = 256,
     ) -> ReplyT | None:
+        return self.attempt(role, reply, system=system, user=user, max_tokens=max_tokens).value
+
+    def attempt(
+        self,
+        role: str,
+        reply: type[ReplyT],
+        *,
+        system: str,
+        user: str,
+        max_tokens: int = 256,
+    ) -> Attempt[ReplyT]:
+        """Like :meth:`complete`, also saying whether the endpoint failed (unreachable, timed
+        out, an HTTP error): then a fallback endpoint may be asked."""
         schema = reply_schema(reply)
         for attempt in range(2):
             if not self._within_budget(role):
-                return None
+                return Attempt(None, endpoint_failed=False)
             text = self._ask(role, system, user, schema, max_tokens)
             if text is None:
-                return None
+                return Attempt(None, endpoint_failed=True)
             value, problem = parse_reply(text, reply)
             if value is not None:
-                return value
+                return Attempt(value, endpoint_failed=False)
             log.warning(
                 "LLM answer for %s did not fit the schema (%s)%s",
                 role,
                 problem[:200],
                 "; asking once more" if attempt == 0 else "; using the heuristic",
             )
-        return None
+        return Attempt(None, endpoint_failed=False)
 
     # --- budget -------------------------------------------------------------------------
     def _within_budget(self, role: str) -> bool:
         day = self._clock().astimezone(UTC).date()
         budget = role_budget(self.settings, role)
+        label = role + self.usage_label
         try:
-            spent = self.usage.spent(role, day)
+            spent = self.usage.spent(label, day)
         except psycopg.Error as exc:
             log.warning("cannot read LLM usage (%s); no LLM call for %s", first_line(exc), role)
             return False
         if spent < budget:
             return True
         try:
-            self.usage.refused(role, day)
+            self.usage.refused(label, day)
         except psycopg.Error:
             log.debug("could not count a refused LLM call", exc_info=True)
         if self._warned.get(role) != day:
@@ -228,7 +268,7 @@ class OpenAICompatibleLLM:
                 "LLM daily token budget for %s is spent (%d of %d tokens on %s UTC): using "
                 "heuristics until tomorrow (raise %s_DAILY_TOKEN_BUDGET or "
                 "LLM_DAILY_TOKEN_BUDGET to allow more)",
-                role,
+                label,
                 spent,
                 budget,
                 day.isoformat(),
@@ -243,7 +283,9 @@ class OpenAICompatibleLLM:
             + tokens_out * self.settings.llm_price_out_per_mtok
         ) / 1_000_000
         try:
-            self.usage.record(role, day, tokens_in=tokens_in, tokens_out=tokens_out, cost=cost)
+            self.usage.record(
+                role + self.usage_label, day, tokens_in=tokens_in, tokens_out=tokens_out, cost=cost
+            )
         except psycopg.Error as exc:
             log.warning("could not record LLM usage for %s: %s", role, first_line(exc))
 
@@ -256,7 +298,7 @@ class OpenAICompatibleLLM:
 
         if time.monotonic() < self._down_until:
             return None
-        model = role_model(self.settings, role) or "local"
+        model = self.model or role_model(self.settings, role) or "local"
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         fmt = self.response_format
         try:
@@ -364,21 +406,14 @@ class OpenAICompatibleLLM:
         return text or ""
 
 
-def create_llm(settings: Settings, usage: UsageRecorder) -> OpenAICompatibleLLM | None:
-    """The configured LLM, or ``None`` without an endpoint. ``usage`` reads and records spend
-    (:class:`DbUsageRecorder` in production). Raises :class:`ConfigError` for a cloud endpoint
-    without a model."""
-    endpoint = llm_endpoint(settings)
-    if endpoint is None:
-        return None
-    if not endpoint.local:
-        missing = [r for r in ROLES if role_model(settings, r) is None]
-        if missing:
-            raise ConfigError(
-                f"LLM_BASE_URL is set but no model is: set LLM_MODEL (or {missing[0].upper()}"
-                "_MODEL for each role)"
-            )
-    return OpenAICompatibleLLM(settings, endpoint, usage)
+def create_llm(settings: Settings, usage: UsageRecorder) -> LLMBackend | None:
+    """The configured LLM (each role routed to its endpoint, then the fallback), or ``None``
+    without any endpoint. ``usage`` reads and records spend (:class:`DbUsageRecorder` in
+    production). Raises :class:`ConfigError` for a cloud endpoint without a model. See
+    :mod:`agents_memory.coldpath.llm_routing`."""
+    from agents_memory.coldpath.llm_routing import create_routed_llm
+
+    return create_routed_llm(settings, usage)
 
 
 def _schema_name(role: str) -> str:

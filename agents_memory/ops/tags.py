@@ -1,6 +1,8 @@
-"""Project tags and the Cold Path's questions about them: the one service behind
-``mcp-agents-memory tags``, the web console's Projects page and the MCP tool
-``manage_project_tags``.
+"""Project tags and the Cold Path's questions about them, for the owner: ``mcp-agents-memory
+tags`` and the web console's Projects page. The decisions themselves are
+:mod:`agents_memory.coldpath.tag_decisions`, which the MCP tool ``manage_project_tags`` calls too
+(it sits below ``server``); this module finds suggestions by reference and turns a decision's
+error into the owner's one line.
 
 Suggestion references carry their queue: ``n12`` is new-tag suggestion 12, ``a7`` alias
 suggestion 7 (a bare number works when only one queue has it pending). Every decision runs
@@ -10,11 +12,14 @@ person can act on.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
+from agents_memory.coldpath import tag_decisions as decisions
 from agents_memory.errors import OwnerRequestError, TagEditError
 from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
@@ -101,37 +106,12 @@ def confirm_suggestion(conn: psycopg.Connection[Any], user_id: int, ref: str) ->
 
 
 def confirm_new_tag(conn: psycopg.Connection[Any], suggestion: NewTagSuggestion) -> str:
-    _tag_id, filed = _create_and_file(conn, suggestion)
-    return f"created project tag {suggestion.name!r}; filed {filed} row(s) under it"
-
-
-def _create_and_file(
-    conn: psycopg.Connection[Any], suggestion: NewTagSuggestion
-) -> tuple[int, int]:
-    """The suggested tag, created with its rows filed under it: its id and how many rows."""
-    tag_id = tag_store.create_project_tag(
-        conn, suggestion.name, git_root=suggestion.git_root, git_remote=suggestion.git_remote
-    )
-    filed = 0
-    if suggestion.git_root or suggestion.git_remote:
-        filed += tag_store.retro_tag_git(conn, tag_id, suggestion.git_root, suggestion.git_remote)
-    filed += tag_store.retro_tag_dtag(conn, tag_id, suggestion.name)
-    suggestion_store.decide_new_suggestion(
-        conn, suggestion.id, "confirmed", project_tag_id=tag_id, retrotagged=filed
-    )
-    return tag_id, filed
+    return decisions.confirm_new_tag(conn, suggestion)
 
 
 def confirm_alias(conn: psycopg.Connection[Any], user_id: int, suggestion: AliasSuggestion) -> str:
-    try:
-        tag_store.set_alias(conn, suggestion.source_tag_id, suggestion.target_tag_id)
-    except TagEditError as exc:
-        raise OwnerRequestError(str(exc)) from exc
-    suggestion_store.decide_alias_suggestion(conn, suggestion.id, "confirmed")
-    suggestion_store.supersede_alias_suggestions(
-        conn, user_id, suggestion.source_tag_id, keep=suggestion.id
-    )
-    return f"{suggestion.source_name!r} is now an alias of {suggestion.target_name!r}"
+    with _owner_error():
+        return decisions.confirm_alias(conn, user_id, suggestion)
 
 
 def confirm_as_alias(conn: psycopg.Connection[Any], user_id: int, ref: str, target: str) -> str:
@@ -141,11 +121,9 @@ def confirm_as_alias(conn: psycopg.Connection[Any], user_id: int, ref: str, targ
     if not isinstance(suggestion, NewTagSuggestion):
         raise OwnerRequestError(f"suggestion {ref!r} is an alias question: confirm or reject it")
     dst = tag_by_name(conn, target)
-    tag_id, _filed = _create_and_file(conn, suggestion)
-    try:
+    tag_id, _filed = decisions.create_and_file(conn, suggestion)
+    with _owner_error():
         tag_store.set_alias(conn, tag_id, dst.id)
-    except TagEditError as exc:
-        raise OwnerRequestError(str(exc)) from exc
     suggestion_store.supersede_alias_suggestions(conn, user_id, tag_id)
     return f"{suggestion.name!r} is now an alias of {dst.name!r}"
 
@@ -156,36 +134,31 @@ def reject_suggestion(
     """Reject ``ref`` for good (it is never suggested again)."""
     suggestion = find_suggestion(conn, user_id, ref)
     if isinstance(suggestion, NewTagSuggestion):
-        suggestion_store.decide_new_suggestion(conn, suggestion.id, "rejected", reason=reason)
-        what = f"new project tag {suggestion.name!r}"
-    else:
-        suggestion_store.decide_alias_suggestion(conn, suggestion.id, "rejected", reason=reason)
-        what = f"{suggestion.source_name!r} -> {suggestion.target_name!r}"
-    return f"rejected {what}"
+        return decisions.reject_new_tag(conn, suggestion, reason)
+    return decisions.reject_alias(conn, suggestion, reason)
 
 
 def tag_by_name(conn: psycopg.Connection[Any], name: str) -> ProjectTag:
-    tag = tag_store.tag_by_name(conn, name)
-    if tag is None:
-        raise OwnerRequestError(f"no project tag {name!r}")
-    return tag
+    with _owner_error():
+        return decisions.tag_named(conn, name)
 
 
 def alias_tag(conn: psycopg.Connection[Any], user_id: int, source: str, target: str) -> str:
     """Make tag ``source`` an alias of ``target`` (reads group its rows under ``target``)."""
-    src, dst = tag_by_name(conn, source), tag_by_name(conn, target)
-    try:
-        tag_store.set_alias(conn, src.id, dst.id)
-    except TagEditError as exc:
-        raise OwnerRequestError(str(exc)) from exc
-    suggestion_store.supersede_alias_suggestions(conn, user_id, src.id)
-    return f"{src.name!r} is now an alias of {dst.name!r}"
+    with _owner_error():
+        return decisions.set_alias(conn, user_id, source, target)
 
 
 def unalias_tag(conn: psycopg.Connection[Any], source: str) -> str:
     """Make tag ``source`` a project of its own again (history is not rewritten)."""
-    tag = tag_by_name(conn, source)
-    if tag.alias_of is None:
-        raise OwnerRequestError(f"{tag.name!r} is not an alias")
-    tag_store.clear_alias(conn, tag.id)
-    return f"{tag.name!r} is no longer an alias"
+    with _owner_error():
+        return decisions.unset_alias(conn, source)
+
+
+@contextmanager
+def _owner_error() -> Iterator[None]:
+    """The decisions' :class:`TagEditError` as the owner's one-line :class:`OwnerRequestError`."""
+    try:
+        yield
+    except TagEditError as exc:
+        raise OwnerRequestError(str(exc)) from exc

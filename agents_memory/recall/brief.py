@@ -1,12 +1,13 @@
 """The session-start brief: deterministic, budgeted, deduplicated markdown.
 
-It starts with :data:`BRIEF_MARKER` so its echo in a transcript is never captured. Inside a
-project (the session's cwd is in a git repository) this project comes first: its recent turns
-of the short-term window (this agent's platform and model by default), then other agents'
-turns in it. Then core profile, pinned, sub profile, active projects, recent turns elsewhere,
-older history as tag summaries (no "(no project)" group inside a project), pending tag
-questions, search hints. Outside a project the order is seed A's: profile and pins, active
-projects, recent turns, older history, questions, hints.
+It starts with :data:`BRIEF_MARKER` so its echo in a transcript is never captured, then the
+open task pins addressed to this agent. Inside a project (the session's cwd is in a git
+repository) this project comes next: its recent turns of the short-term window (this agent's
+platform and model by default), then other agents' turns in it. Then core profile, pinned,
+live fact slots, sub profile, active projects, recent turns elsewhere, older history as tag
+summaries (no "(no project)" group inside a project), pending tag questions, search hints.
+Outside a project the order is seed A's: profile and pins, active projects, recent turns,
+older history, questions, hints.
 
 ``full`` is what ``memory_startup`` returns; ``compact`` fits a character budget (the MCP
 ``instructions`` field, hook injections) by shortening previews and dropping the least
@@ -24,7 +25,7 @@ import psycopg
 from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.config import Settings
 from agents_memory.gitinfo import git_info
-from agents_memory.store import briefdata
+from agents_memory.store import briefdata, pins, slots
 from agents_memory.store.briefdata import BriefTurn
 from agents_memory.store.knowledge import get_profiles
 from agents_memory.store.pause import active_pauses, pause_sentence
@@ -110,6 +111,7 @@ def gather_sections(
     profiles = get_profiles(conn, user_id)
     return [
         _header(g, profiles.user_name),
+        *_task_pins(g),
         *_this_project(g),
         *_profile_and_pins(g, profiles.core_profile, profiles.sub_profile),
         *_active_projects(g),
@@ -152,9 +154,32 @@ def _profile_and_pins(g: _Gathering, core: str | None, sub: str | None) -> list[
     if pins:
         lines = [_turn_line(t, g.preview, g.seen, pinned=True) for t in pins]
         sections.append(Section("## Pinned", lines))
+    facts = slots.live_slots(g.conn, g.user_id, 20)
+    if facts:
+        lines = [f"- {f.slot}: {_clip(f.message, g.preview)}" for f in facts]
+        sections.append(Section("## Facts", lines))
     if sub and not g.compact:
         sections.append(Section("## Sub Profile", _paragraph(sub, 1200)))
     return sections
+
+
+def _task_pins(g: _Gathering) -> list[Section]:
+    """Open task pins addressed to this agent (kept even in a compact brief)."""
+    if not g.request.platform:
+        return []
+    open_pins = pins.current(
+        g.conn, g.user_id, to_agent=g.request.platform, statuses=pins.OPEN_STATUSES, limit=5
+    )
+    if not open_pins:
+        return []
+    lines = [
+        f"- pin {p.pin_id} from {p.from_agent or '?'} ({p.status}"
+        + (f", {p.project}" if p.project else "")
+        + f"): {_clip(p.title, 160)}"
+        for p in open_pins
+    ]
+    lines.append("  (task_pin action=query pin=<id> for details; update it as you work)")
+    return [Section(f"## Task pins for {g.request.platform}", lines, required=True)]
 
 
 def _active_projects(g: _Gathering) -> list[Section]:
@@ -248,7 +273,10 @@ def _tools_section() -> Section:
             'decisions, names or preferences (use agent_platform:"*" for every agent).',
             "- Search hints: pass identifiers, paths and error text verbatim; name the project"
             " and the day (YYYY-MM-DD) when you know them; a `weak` result means nothing matched.",
-            "- `manage_knowledge` action=add pins a fact the user asks you to remember.",
+            "- `manage_knowledge` action=add pins a fact the user asks you to remember "
+            "(`slot` names it so a new value replaces the old).",
+            "- `read_memory` reads around a hit; `task_pin` hands work to another agent; "
+            "`manage_project_tags` records the user's answers to tag questions.",
         ],
         required=True,
     )

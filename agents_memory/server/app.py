@@ -1,4 +1,4 @@
-"""The MCP server: four typed tools and a compact brief in ``instructions``.
+"""The MCP server: seven typed tools and a compact brief in ``instructions``.
 
 ``create_server(settings)`` builds it; the pool, the user and the embedder arrive through the
 lifespan; the tools live in :mod:`agents_memory.server.tools`, one module per group. Nothing

@@ -9,7 +9,9 @@ the text *is* (a brief echo, all private, an excluded project) as ``skipped``.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,9 +26,10 @@ from agents_memory.admission.admit import (
     Refused,
     create_admission,
 )
+from agents_memory.daterange import parse_duration
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.server.state import ServerState
-from agents_memory.store import knowledge
+from agents_memory.store import knowledge, slots
 from agents_memory.store.memories import NewMemory, insert_memories
 from agents_memory.store.passages import passage_of
 
@@ -44,6 +47,9 @@ class KnowledgeResult(BaseModel):
     tagged: Literal["ok", "pending"] | None = None
     embedded: Literal["ok", "pending", "disabled"] | None = None
     sub_profile: str | None = None
+    slot: str | None = None
+    expires_at: datetime | None = None
+    superseded: int | None = None
     note: str | None = None
 
 
@@ -102,13 +108,25 @@ def manage_knowledge(
     memory_id: int | None,
     platform: str | None,
     model: str | None,
+    slot: str | None = None,
+    expires: str | None = None,
+    now: datetime | None = None,
 ) -> KnowledgeResult:
     if target == "sub_profile":
         return _sub_profile(state, action, content)
     if action == "add":
         text = _require_text(content, action)
+        fact = FactSlot(
+            slot_name(slot) if slot is not None else None,
+            expiry(expires, now or datetime.now(UTC)) if expires is not None else None,
+        )
         admitted = _admitted(_admission(state).pinned_fact(text, cwd=state.cwd), text, action)
-        return _add(state, admitted, platform, model)
+        return _add(state, admitted, platform, model, fact)
+    if slot is not None or expires is not None:
+        raise ToolError(
+            "`slot` and `expires` go with action=add: add the new value and it replaces the "
+            "slot's old one"
+        )
     if memory_id is None:
         raise ToolError(
             f"action={action} on target=memory needs `memory_id` (the `id` of a "
@@ -155,10 +173,28 @@ def manage_knowledge(
 
 
 def _add(
-    state: ServerState, admitted: Admitted, platform: str | None, model: str | None
+    state: ServerState,
+    admitted: Admitted,
+    platform: str | None,
+    model: str | None,
+    fact: FactSlot,
 ) -> KnowledgeResult:
     git = admitted.git
-    with state.pool.connection() as conn:
+    with state.pool.connection() as conn, conn.transaction():
+        if fact.slot is not None:
+            slots.lock_slot(conn, state.user_id, fact.slot)
+            live = slots.live_value(conn, state.user_id, fact.slot)
+            if live is not None and live.message == admitted.text:
+                slots.fill_slot(conn, state.user_id, live.id, fact.slot, fact.expires_at)
+                return KnowledgeResult(
+                    stored=False,
+                    action="add",
+                    target="memory",
+                    id=live.id,
+                    is_pinned=True,
+                    slot=fact.slot,
+                    note="the slot already holds this value; nothing changed",
+                )
         counts = insert_memories(
             conn,
             state.user_id,
@@ -179,6 +215,9 @@ def _add(
             has_vector=state.has_vector,
         )
         memory_id = counts.ids[0]
+        replaced = None
+        if fact.slot is not None or fact.expires_at is not None:
+            replaced = slots.fill_slot(conn, state.user_id, memory_id, fact.slot, fact.expires_at)
         embedded = _embed_now(state, conn, memory_id, admitted.text)
     del model  # the pinned fact is the user's, not the model's
     return KnowledgeResult(
@@ -189,7 +228,56 @@ def _add(
         is_pinned=True,
         tagged="pending",
         embedded=embedded,
+        slot=fact.slot,
+        expires_at=fact.expires_at,
+        superseded=replaced,
+        note=f"replaced memory {replaced} (kept in history, found with include_archived=true)"
+        if replaced
+        else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class FactSlot:
+    slot: str | None
+    expires_at: datetime | None
+
+
+_SLOT = re.compile(r"^[a-z0-9][a-z0-9_.:/-]{0,99}$")
+
+
+def slot_name(text: str) -> str:
+    """A slot name as stored (lower case), or a ToolError saying what a slot looks like."""
+    name = text.strip().lower()
+    if not _SLOT.match(name):
+        raise ToolError(
+            f"slot {text!r} is not a slot name: use dotted words such as db.staging.port "
+            "(letters, digits, . _ - : /, at most 100 characters)"
+        )
+    return name
+
+
+def expiry(text: str, now: datetime) -> datetime:
+    """When a fact stops being shown: a duration from now (``7d``, ``12h``) or an ISO date or
+    time (a date means the end of that day, UTC)."""
+    token = text.strip()
+    try:
+        when = now + parse_duration(token)
+    except ValueError:
+        try:
+            if len(token) == 10:
+                when = datetime.fromisoformat(token).replace(tzinfo=UTC) + timedelta(days=1)
+            else:
+                when = datetime.fromisoformat(token.replace("Z", "+00:00"))
+                when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        except ValueError:
+            raise ToolError(
+                f"expires {text!r} not understood: give a duration such as 7d or 12h, or a "
+                "date such as 2026-03-01"
+            ) from None
+    if when <= now:
+        raise ToolError(f"expires {text!r} is in the past; give a future date or a duration")
+    return when
 
 
 def _embed_now(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from psycopg_pool import ConnectionPool
 
-from agents_memory.adapters import names as adapter_names
+from agents_memory.adapters import all_platforms
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError, EmbeddingMismatchError
 from agents_memory.store import database
@@ -35,7 +35,7 @@ class ServerState:
 
     @property
     def captured_platforms(self) -> set[str]:
-        return set(self.settings.capture_enabled_platforms or adapter_names())
+        return set(all_platforms(tuple(self.settings.capture_enabled_platforms or ())))
 
     def embedder(self) -> Embedder | None:
         """The embedding backend, created on first use; ``None`` when unavailable."""

@@ -51,6 +51,7 @@ def pinned(conn: psycopg.Connection[Any], user_id: int, limit: int) -> list[Brie
     with conn.cursor(row_factory=class_row(BriefTurn)) as cur:
         cur.execute(
             f"SELECT {_TURN} FROM memory WHERE user_id = %s AND is_pinned AND is_active"
+            " AND slot IS NULL AND (expires_at IS NULL OR expires_at > now())"
             " ORDER BY message_at DESC, id DESC LIMIT %s",
             (user_id, limit),
         )

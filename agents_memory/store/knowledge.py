@@ -117,3 +117,55 @@ def latest_model(
         (user_id, platform),
     ).fetchone()
     return str(row[0]) if row else None
+
+
+def session_neighbours(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    anchor: MemoryRow,
+    *,
+    direction: Literal["before", "after"],
+    limit: int,
+) -> list[MemoryRow]:
+    """Up to ``limit`` turns of the anchor's session (same platform and session id) nearest to
+    it on one side, nearest first; archived turns included (reading is lossless)."""
+    if anchor.session_id is None or limit <= 0:
+        return []
+    compare, order = ("<", "DESC") if direction == "before" else (">", "ASC")
+    with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
+        cur.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memory WHERE user_id = %s AND agent_platform = %s"
+            f" AND session_id = %s AND (message_at, id) {compare} (%s, %s)"
+            f" ORDER BY message_at {order}, id {order} LIMIT %s",
+            (
+                user_id,
+                anchor.agent_platform,
+                anchor.session_id,
+                anchor.message_at,
+                anchor.id,
+                limit,
+            ),
+        )
+        return cur.fetchall()
+
+
+def session_first_turn(
+    conn: psycopg.Connection[Any], user_id: int, session_id: str
+) -> MemoryRow | None:
+    """The first turn of a session (of the platform that has most of it when ids collide)."""
+    with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
+        cur.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memory WHERE user_id = %s AND session_id = %s"
+            " ORDER BY message_at, id LIMIT 1",
+            (user_id, session_id),
+        )
+        return cur.fetchone()
+
+
+def session_size(conn: psycopg.Connection[Any], user_id: int, anchor: MemoryRow) -> int:
+    row = conn.execute(
+        "SELECT count(*) FROM memory WHERE user_id = %s AND agent_platform = %s"
+        " AND session_id = %s",
+        (user_id, anchor.agent_platform, anchor.session_id),
+    ).fetchone()
+    return int(row[0]) if row else 0

@@ -128,6 +128,8 @@ def create_project_tag(
 
 def set_alias(conn: psycopg.Connection[Any], source_id: int, target_id: int) -> None:
     """``source`` becomes an alias of ``target``; refuses a cycle."""
+    if source_id == target_id:
+        raise TagEditError("that alias would make a cycle (a tag cannot be its own alias)")
     locked = conn.execute(
         "SELECT id FROM project_tags WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
         ([source_id, target_id],),

@@ -299,3 +299,31 @@ def test_roots_and_owns_accept_plain_and_zst_rollouts_at_any_depth(tmp_path: Pat
     ]
     assert all(ADAPTER.owns(p, home) for p in owned)
     assert not any(ADAPTER.owns(p, home) for p in rejected)
+
+
+@pytest.mark.parametrize(
+    ("originator", "platform"),
+    [
+        ("Codex Desktop", "codex-desktop"),
+        ("codex_desktop", "codex-desktop"),
+        ("codex_cli_rs", "codex-cli"),
+        ("codex_vscode", "codex-cli"),
+        (None, "codex-cli"),
+    ],
+)
+def test_turns_are_labelled_by_the_app_that_wrote_them(
+    originator: str | None, platform: str
+) -> None:
+    data = _meta(originator=originator) + _user_event("hello") + _agent_event("hi")
+    turns = ADAPTER.parse(PATH, data, offset=0, state={}).turns
+    assert [t.platform for t in turns] == [platform, platform]
+    # Keys keep the adapter's prefix, so a relabelled thread never doubles its turns.
+    assert all(t.external_uuid.startswith("codex-cli:sess-1:") for t in turns)
+    assert ADAPTER.platforms == ("codex-cli", "codex-desktop")
+
+
+def test_every_platform_an_adapter_writes_is_known_to_the_registry() -> None:
+    from agents_memory.adapters import all_platforms
+
+    assert {"codex-cli", "codex-desktop", "claude-code"} <= set(all_platforms())
+    assert all_platforms(("codex-cli",)) == ["codex-cli", "codex-desktop"]

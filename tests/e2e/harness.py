@@ -183,8 +183,11 @@ class ModelServer:
 
 
 @contextmanager
-def model_server(log: Path, *, expect: str, tool_args: Mapping[str, Any]) -> Iterator[ModelServer]:
-    """Start the fake model in a new network namespace; stop it on exit."""
+def model_server(
+    log: Path, *, expect: str, tool_args: Mapping[str, Any], tool: str = "search_memory"
+) -> Iterator[ModelServer]:
+    """Start the fake model in a new network namespace; stop it on exit. A prompt with
+    ``USE_TOOL`` makes it call the offered tool whose name contains ``tool``."""
     argv = [
         "unshare",
         "-n",
@@ -196,6 +199,7 @@ def model_server(log: Path, *, expect: str, tool_args: Mapping[str, Any]) -> Ite
         f"--log={log}",
         f"--expect={expect}",
         f"--tool-args={json.dumps(tool_args)}",
+        f"--tool={tool}",
     ]
     errors = log.with_suffix(".stderr")
     with errors.open("w", encoding="utf-8") as err:

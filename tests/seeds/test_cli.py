@@ -101,7 +101,6 @@ def test_doctor_names_every_ignored_seed_a_setting_with_why(tmp_path: Path, db_u
         "LOCAL_GROK_FALLBACK",
         "SSH_ENABLED",
         "SSH_HOST",
-        "TAGGER_PROVIDER",
         "XAI_API_KEY",
     ], result.stdout + result.stderr
     assert "note: XAI_API_KEY is ignored: no per-provider keys: set LLM_BASE_URL" in result.stdout

@@ -70,9 +70,22 @@ def test_tools_are_listed_with_descriptions_for_a_model(
 
     tools, instructions = anyio.run(go)
     names = {t.name: t for t in tools.tools}
-    assert set(names) == {"memory_startup", "search_memory", "manage_knowledge", "save_message"}
+    assert set(names) == {
+        "memory_startup",
+        "search_memory",
+        "read_memory",
+        "manage_knowledge",
+        "save_message",
+        "manage_project_tags",
+        "task_pin",
+    }
     for tool in names.values():
         assert tool.description and len(tool.description) > 40
+        hints = tool.annotations
+        assert hints is not None and hints.read_only_hint is not None
+        assert hints.destructive_hint is False and hints.idempotent_hint is not None
+    read_only = {n for n, t in names.items() if t.annotations and t.annotations.read_only_hint}
+    assert read_only == {"memory_startup", "search_memory", "read_memory"}
     props = names["search_memory"].input_schema["properties"]
     assert {
         "query",
@@ -285,6 +298,62 @@ def test_stdio_server_answers_a_real_client(
             return tools, added, found
 
     tools, added, found = anyio.run(go)
-    assert len(tools.tools) == 4
+    assert len(tools.tools) == 7
     assert json.loads(added.content[0].text)["stored"]
     assert json.loads(found.content[0].text)["count"] == 1
+
+
+def test_every_platform_a_captured_client_writes_counts_as_captured(
+    state: ServerState, server_settings: Settings
+) -> None:
+    assert {"codex-cli", "codex-desktop", "claude-code"} <= state.captured_platforms
+    refused = _json(
+        _call(
+            create_server(server_settings, state),
+            "save_message",
+            {"role": "user", "message": "hi", "agent_platform": "codex-desktop"},
+            client="some-ui",
+        )
+    )
+    assert refused["skipped"] == "auto-capture active"
+
+
+def test_the_new_tools_answer_over_stdio(
+    server_settings: Settings, db_url: str, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DB_", "MEMORY_"))}
+    env.update(
+        DATABASE_URL=db_url,
+        EMBEDDING_BACKEND="none",
+        HOME=str(tmp_path),
+        XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+        USER_NAME="tester",
+    )
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).parent / "mcp-agents-memory"), args=[], env=env
+    )
+
+    async def go() -> list[Any]:
+        async with Client(params) as c:
+            pin = await c.call_tool(
+                "task_pin", {"action": "create", "to": "codex-cli", "title": "Review the PR"}
+            )
+            pins = await c.call_tool("task_pin", {"action": "query", "to": "codex-cli"})
+            fact = await c.call_tool(
+                "manage_knowledge", {"action": "add", "content": "port 5433", "slot": "db.port"}
+            )
+            fact_id = json.loads(fact.content[0].text)["id"]
+            around = await c.call_tool("read_memory", {"memory_id": fact_id, "after": 2})
+            tags = await c.call_tool("manage_project_tags", {"action": "list_suggestions"})
+            bad = await c.call_tool("task_pin", {"action": "update", "pin": 424242})
+            return [pin, pins, fact, around, tags, bad]
+
+    pin, pins, fact, around, tags, bad = anyio.run(go)
+    assert json.loads(pin.content[0].text)["pins"][0]["status"] == "pending"
+    assert json.loads(pins.content[0].text)["pins"][0]["title"] == "Review the PR"
+    stored = json.loads(fact.content[0].text)
+    assert stored["slot"] == "db.port"
+    read = json.loads(around.content[0].text)
+    assert [t["message"] for t in read["turns"]] == ["port 5433"] and read["session_turns"] == 1
+    assert json.loads(tags.content[0].text)["new_tags"] == []
+    assert bad.is_error and "status" in bad.content[0].text

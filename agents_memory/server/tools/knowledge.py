@@ -6,11 +6,28 @@ from collections.abc import Collection, Sequence
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from agents_memory.adapters import all_adapters, platform_for_client
 from agents_memory.server import knowledge_tools
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
+
+# Agents never destroy memory: update keeps the old text in history, remove archives.
+KNOWLEDGE_ANNOTATIONS = ToolAnnotations(
+    title="Pin, correct or archive a memory",
+    read_only_hint=False,
+    destructive_hint=False,
+    idempotent_hint=False,
+    open_world_hint=False,
+)
+SAVE_ANNOTATIONS = ToolAnnotations(
+    title="Store a conversation turn",
+    read_only_hint=False,
+    destructive_hint=False,
+    idempotent_hint=False,
+    open_world_hint=False,
+)
 
 
 def _and_list(words: Sequence[str]) -> str:
@@ -36,7 +53,7 @@ def register(server: MCPServer[Any], *, captured: Collection[str]) -> None:
 
 
 def _register_manage_knowledge(server: MCPServer[Any]) -> None:
-    @server.tool()
+    @server.tool(annotations=KNOWLEDGE_ANNOTATIONS)
     def manage_knowledge(
         ctx: ServerContext,
         action: Annotated[
@@ -60,9 +77,21 @@ def _register_manage_knowledge(server: MCPServer[Any]) -> None:
             Field(description="The memory's id from search_memory (update/remove of a memory)."),
         ] = None,
         agent_model: Annotated[str | None, Field(description="Your model id, if known.")] = None,
+        slot: Annotated[
+            str | None,
+            Field(
+                description="add: a name for the fact (e.g. db.staging.port); the new value "
+                "replaces the slot's previous one, which stays in history."
+            ),
+        ] = None,
+        expires: Annotated[
+            str | None,
+            Field(description="add: stop showing the fact after 7d, 12h or a date (2026-03-01)."),
+        ] = None,
     ) -> knowledge_tools.KnowledgeResult:
         """Remember something on purpose (the user asked, or a durable fact or decision),
-        correct it, or forget it. Pinned memories always appear in the brief."""
+        correct it, or forget it. Pinned memories always appear in the brief; a fact with a
+        `slot` appears once, with its newest value."""
         return knowledge_tools.manage_knowledge(
             state_of(ctx),
             action=action,
@@ -71,11 +100,13 @@ def _register_manage_knowledge(server: MCPServer[Any]) -> None:
             memory_id=memory_id,
             platform=client_platform(ctx),
             model=agent_model,
+            slot=slot,
+            expires=expires,
         )
 
 
 def _register_save_message(server: MCPServer[Any], captured: Collection[str]) -> None:
-    @server.tool(description=save_message_help(captured))
+    @server.tool(description=save_message_help(captured), annotations=SAVE_ANNOTATIONS)
     def save_message(
         ctx: ServerContext,
         role: Annotated[Literal["user", "assistant"], Field(description="Who said it.")],

@@ -6,22 +6,31 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from agents_memory.adapters import names
+from agents_memory.adapters import all_platforms
 from agents_memory.server import search_tool
 from agents_memory.server.tools.context import ServerContext, state_of
+
+ANNOTATIONS = ToolAnnotations(
+    title="Search memory",
+    read_only_hint=True,
+    destructive_hint=False,
+    idempotent_hint=True,
+    open_world_hint=False,
+)
 
 
 def platform_help() -> str:
     """The ``agent_platform`` description: the registered clients' names."""
-    return f'Only this client ({", ".join(names())}, …); "*" or omitted = all.'
+    return f'Only this client ({", ".join(all_platforms())}, …); "*" or omitted = all.'
 
 
 def register(server: MCPServer[Any]) -> None:
     # The annotations are evaluated when the tool is registered, so platform_help() lists the
     # adapters registered at that moment.
-    @server.tool()
+    @server.tool(annotations=ANNOTATIONS)
     def search_memory(
         ctx: ServerContext,
         query: Annotated[

@@ -5,15 +5,24 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from agents_memory.recall.brief import BriefRequest, build_brief
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
 from agents_memory.store.knowledge import latest_model
 
+ANNOTATIONS = ToolAnnotations(
+    title="Memory brief",
+    read_only_hint=True,
+    destructive_hint=False,
+    idempotent_hint=True,
+    open_world_hint=False,
+)
+
 
 def register(server: MCPServer[Any]) -> None:
-    @server.tool()
+    @server.tool(annotations=ANNOTATIONS)
     def memory_startup(
         ctx: ServerContext,
         short_term_days: Annotated[

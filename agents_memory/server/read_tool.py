@@ -1,0 +1,161 @@
+"""``read_memory``: read around a hit, or page through a session, within a character budget.
+
+Seed B's load-session / get / expand in one call: ``memory_id`` (a search hit's id) gives the
+turns before and after it in its session; ``session_id`` alone starts at the session's first
+turn. Turns nearest the anchor are taken first, alternating after/before, until the budget is
+spent; a turn that does not fit whole is clipped and ends reading on its side.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
+
+from agents_memory.server.state import ServerState
+from agents_memory.store import knowledge
+from agents_memory.store.memories import MemoryRow
+
+MIN_SHOWN = 200
+"""A clipped turn keeps at least this many characters (else it is left out)."""
+
+
+class TurnOut(BaseModel):
+    id: int
+    role: str
+    agent_platform: str
+    agent_model: str | None = None
+    message_at: datetime
+    message: str
+    clipped: bool = False
+    anchor: bool = False
+    archived: bool = False
+
+
+class ReadResult(BaseModel):
+    session_id: str | None = None
+    agent_platform: str
+    session_turns: int
+    turns: list[TurnOut]
+    more_before: bool
+    more_after: bool
+    chars: int
+    next: str | None = None
+
+
+def read_memory(
+    state: ServerState,
+    *,
+    memory_id: int | None,
+    session_id: str | None,
+    before: int,
+    after: int,
+    max_chars: int,
+) -> ReadResult:
+    with state.pool.connection() as conn:
+        if memory_id is not None:
+            anchor = knowledge.get_memory(conn, state.user_id, memory_id)
+            if anchor is None:
+                raise ToolError(
+                    f"no memory with id {memory_id}; use the `id` of a search_memory result"
+                )
+        elif session_id:
+            anchor = knowledge.session_first_turn(conn, state.user_id, session_id)
+            if anchor is None:
+                raise ToolError(
+                    f"no session {session_id!r}; use the `session_id` of a search_memory result"
+                )
+            before = 0
+        else:
+            raise ToolError(
+                "read_memory needs `memory_id` (a search_memory result's id) or `session_id`"
+            )
+        earlier = knowledge.session_neighbours(
+            conn, state.user_id, anchor, direction="before", limit=before + 1
+        )
+        later = knowledge.session_neighbours(
+            conn, state.user_id, anchor, direction="after", limit=after + 1
+        )
+        total = knowledge.session_size(conn, state.user_id, anchor) if anchor.session_id else 1
+    return _within_budget(anchor, earlier, later, before, after, max_chars, total)
+
+
+def _within_budget(
+    anchor: MemoryRow,
+    earlier: list[MemoryRow],
+    later: list[MemoryRow],
+    before: int,
+    after: int,
+    max_chars: int,
+    total: int,
+) -> ReadResult:
+    """Take the anchor, then the nearest turns alternately after and before it, while they
+    fit ``max_chars``."""
+    room = max_chars
+    first = _clip(anchor, room, anchor=True)
+    room -= len(first.message)
+    taken: dict[str, list[TurnOut]] = {"before": [], "after": []}
+    sides: dict[str, list[MemoryRow]] = {"before": earlier[:before], "after": later[:after]}
+    open_sides = {side for side, rows in sides.items() if rows}
+    step = 0
+    while open_sides:
+        for side in ("after", "before"):
+            if side not in open_sides:
+                continue
+            rows = sides[side]
+            if step >= len(rows) or room < MIN_SHOWN:
+                open_sides.discard(side)
+                continue
+            turn = _clip(rows[step], room)
+            taken[side].append(turn)
+            room -= len(turn.message)
+            if turn.clipped:
+                open_sides.discard(side)
+        step += 1
+    turns = [*reversed(taken["before"]), first, *taken["after"]]
+    more_before = len(earlier) > len(taken["before"])
+    more_after = len(later) > len(taken["after"]) or turns[-1].clipped
+    return ReadResult(
+        session_id=anchor.session_id,
+        agent_platform=anchor.agent_platform,
+        session_turns=total,
+        turns=turns,
+        more_before=more_before,
+        more_after=more_after,
+        chars=sum(len(t.message) for t in turns),
+        next=_next_hint(turns, more_before, more_after),
+    )
+
+
+def _clip(row: MemoryRow, room: int, *, anchor: bool = False) -> TurnOut:
+    text = row.message
+    clipped = len(text) > room
+    if clipped:
+        text = text[: max(room, MIN_SHOWN) - 1] + "…"
+    return TurnOut(
+        id=row.id,
+        role=row.role,
+        agent_platform=row.agent_platform,
+        agent_model=row.agent_model,
+        message_at=row.message_at,
+        message=text,
+        clipped=clipped,
+        anchor=anchor,
+        archived=not row.is_active,
+    )
+
+
+def _next_hint(turns: list[TurnOut], more_before: bool, more_after: bool) -> str | None:
+    hints = []
+    last = turns[-1]
+    if last.clipped:
+        hints.append(
+            f"the rest of turn {last.id}: read_memory memory_id={last.id} before=0 after=0 "
+            "with a larger max_chars"
+        )
+    elif more_after:
+        hints.append(f"read on: read_memory memory_id={last.id} before=0 after=10")
+    if more_before:
+        hints.append(f"read back: read_memory memory_id={turns[0].id} before=10 after=0")
+    return "; ".join(hints) or None

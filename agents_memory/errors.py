@@ -23,7 +23,8 @@
     ├── ConfigFileError          a client's config file cannot be read or has an unexpected
     │                            shape; it is left untouched
     └── AdapterError             an unknown platform name, or an adapter cannot do what was asked
-        └── CodexRpcError        ``codex app-server`` did not answer what the install asked
+        ├── CodexRpcError        ``codex app-server`` did not answer what the install asked
+        └── StoreUnreadable      a client's SQLite store cannot be read now (``issue`` says why)
 
 Parsers never raise for bad input lines: they report them and keep going.
 :func:`first_line` turns any exception (ours or a library's) into the one line a log or a
@@ -31,6 +32,8 @@ Parsers never raise for bad input lines: they report them and keep going.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class AgentsMemoryError(Exception):
@@ -101,6 +104,15 @@ class AdapterError(AgentsMemoryError):
 
 class CodexRpcError(AdapterError):
     pass
+
+
+class StoreUnreadable(AdapterError):
+    """A client's SQLite store cannot be read now; ``issue`` (a ``ParseIssue``) says why, and
+    the adapter reports it as a counted problem."""
+
+    def __init__(self, issue: Any) -> None:
+        super().__init__(issue.reason)
+        self.issue = issue
 
 
 def first_line(exc: BaseException) -> str:

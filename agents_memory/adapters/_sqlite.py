@@ -18,21 +18,14 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote
 
-from agents_memory.adapters.base import ParseIssue
+from agents_memory.adapters.base import Adapter, ParseIssue, ReadMode
+from agents_memory.errors import StoreUnreadable
 
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 500
 RETRIES = 3
 RETRY_PAUSE_SEC = 0.05
-
-
-class StoreUnreadable(Exception):
-    """The store cannot be read now; ``issue`` says why (the caller reports it)."""
-
-    def __init__(self, issue: ParseIssue) -> None:
-        super().__init__(issue.reason)
-        self.issue = issue
 
 
 def wal_of(path: Path) -> Path:
@@ -111,3 +104,20 @@ def from_seconds(value: object) -> datetime | None:
     return (
         datetime.fromtimestamp(value, UTC) if isinstance(value, int | float) and value > 0 else None
     )
+
+
+class SQLiteStoreAdapter(Adapter):
+    """A client that keeps its sessions in one SQLite database (OpenCode, Hermes Agent): read
+    with :data:`"database"` mode, its ``-wal`` a companion file (a write lands there first)."""
+
+    def read_mode(self, path: Path) -> ReadMode:
+        return "database"
+
+    def companions(self, path: Path) -> tuple[Path, ...]:
+        return (wal_of(path),)
+
+    def transcript_for(self, path: Path, home: Path) -> Path | None:
+        database = database_of_wal(path)
+        if database is not None and self.owns(database, home):
+            return database
+        return super().transcript_for(path, home)

@@ -35,7 +35,6 @@ from typing import Any
 
 from agents_memory.adapters import _sqlite, hermes_mcp
 from agents_memory.adapters.base import (
-    Adapter,
     Commands,
     FileEdit,
     InstallContext,
@@ -43,10 +42,10 @@ from agents_memory.adapters.base import (
     JsonState,
     ParseIssue,
     ParseResult,
-    ReadMode,
     TextBlock,
     Turn,
 )
+from agents_memory.errors import StoreUnreadable
 
 PLATFORM = "hermes"
 DATABASE = "state.db"
@@ -54,7 +53,7 @@ DATABASE = "state.db"
 _SKIPPED_ROLES = frozenset({"tool", "system"})
 
 
-class HermesAdapter(Adapter):
+class HermesAdapter(_sqlite.SQLiteStoreAdapter):
     name = PLATFORM
     display_name = "Hermes Agent"
     binaries = ("hermes",)
@@ -102,18 +101,6 @@ class HermesAdapter(Adapter):
             len(parts) == 3 and parts[0] == "profiles" and parts[2] == DATABASE
         )
 
-    def read_mode(self, path: Path) -> ReadMode:
-        return "database"
-
-    def companions(self, path: Path) -> tuple[Path, ...]:
-        return (_sqlite.wal_of(path),)
-
-    def transcript_for(self, path: Path, home: Path) -> Path | None:
-        database = _sqlite.database_of_wal(path)
-        if database is not None and self.owns(database, home):
-            return database
-        return super().transcript_for(path, home)
-
     def parse(
         self,
         path: Path,
@@ -129,7 +116,7 @@ class HermesAdapter(Adapter):
         read = _Read(last if isinstance(last, int) else 0)
         try:
             _sqlite.query(path, read.run, read.issues)
-        except _sqlite.StoreUnreadable as exc:
+        except StoreUnreadable as exc:
             return ParseResult([], 0, dict(state), issues=[exc.issue])
         return ParseResult(read.turns, 0, {"last_id": read.last_id}, read.unknown, read.issues)
 

@@ -39,7 +39,6 @@ from typing import Any
 from agents_memory.adapters import _sqlite
 from agents_memory.adapters.base import (
     MCP_SERVER_NAME,
-    Adapter,
     Commands,
     FileEdit,
     InstallPlan,
@@ -47,10 +46,10 @@ from agents_memory.adapters.base import (
     OwnedEntry,
     ParseIssue,
     ParseResult,
-    ReadMode,
     TextBlock,
     Turn,
 )
+from agents_memory.errors import StoreUnreadable
 
 PLATFORM = "opencode"
 DATABASE = "opencode.db"
@@ -75,7 +74,7 @@ _KNOWN_PARTS = frozenset(
 )
 
 
-class OpenCodeAdapter(Adapter):
+class OpenCodeAdapter(_sqlite.SQLiteStoreAdapter):
     name = PLATFORM
     display_name = "OpenCode"
     binaries = ("opencode",)
@@ -111,18 +110,6 @@ class OpenCodeAdapter(Adapter):
     def owns(self, path: Path, home: Path) -> bool:
         return path == home / ".local" / "share" / "opencode" / DATABASE
 
-    def read_mode(self, path: Path) -> ReadMode:
-        return "database"
-
-    def companions(self, path: Path) -> tuple[Path, ...]:
-        return (_sqlite.wal_of(path),)
-
-    def transcript_for(self, path: Path, home: Path) -> Path | None:
-        database = _sqlite.database_of_wal(path)
-        if database is not None and self.owns(database, home):
-            return database
-        return super().transcript_for(path, home)
-
     def parse(
         self,
         path: Path,
@@ -140,7 +127,7 @@ class OpenCodeAdapter(Adapter):
         read = _Read(since, dict(sent) if isinstance(sent, Mapping) else {})
         try:
             _sqlite.query(path, read.run, read.issues)
-        except _sqlite.StoreUnreadable as exc:
+        except StoreUnreadable as exc:
             return ParseResult([], 0, dict(state), issues=[exc.issue])
         return ParseResult(
             read.turns, 0, read.state(), unknown_kinds=read.unknown, issues=read.issues

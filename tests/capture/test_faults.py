@@ -366,6 +366,8 @@ def test_bad_records_in_a_live_file_are_logged_with_path_and_offset_and_skipped(
         garbage + b"\n",
         b'{"type":"user","blob":"' + b"x" * (20 * 1024 * 1024) + b"\n",
     ]
+    # The first is a turn with invalid UTF-8 in its text: kept, its bad bytes as U+FFFD.
+    expected.add(b"caf\xc3\x28 \xff\xfe".decode("utf-8", "replace"))
     offsets: list[int] = []
     n = 2
     for bad in malformed:

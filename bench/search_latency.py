@@ -41,8 +41,7 @@ from agents_memory.embeddings import create_embedder
 from agents_memory.store import migrate
 from agents_memory.store.search import SearchFilters, SearchTuning
 from agents_memory.store.search.lexemes import analyze_memory, refresh_search_lexemes
-from bench import common, embed_cache, locomo_data, replay, search_scale
-from bench.search_plans import explain_search
+from bench import common, embed_cache, locomo_data, replay, search_plans, search_scale
 
 _SECONDARY = (
     "memory_embedding_hnsw",
@@ -390,7 +389,7 @@ def main() -> None:
                             print(f"  quality {quality[-1]}", flush=True)
                         if system == "product" and not embed:
                             vec = next(v for q, v in questions if q.question == slow)
-                            plan = explain_search(
+                            plan = search_plans.explain_search(
                                 conn,
                                 info["user_id"],
                                 query=slow,

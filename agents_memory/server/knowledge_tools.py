@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,7 +26,7 @@ from agents_memory.admission.admit import (
     Refused,
     create_admission,
 )
-from agents_memory.daterange import parse_duration
+from agents_memory.daterange import parse_date_range, parse_duration
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.server.state import ServerState
 from agents_memory.store import knowledge, slots
@@ -258,18 +258,21 @@ def slot_name(text: str) -> str:
 
 
 def expiry(text: str, now: datetime) -> datetime:
-    """When a fact stops being shown: a duration from now (``7d``, ``12h``) or an ISO date or
-    time (a date means the end of that day, UTC)."""
+    """When a fact stops being shown: a duration from now (``7d``, ``12h``), a day or month in
+    the product's one date grammar (its end, in ``now``'s zone), or an ISO date and time."""
     token = text.strip()
     try:
         when = now + parse_duration(token)
     except ValueError:
         try:
-            if len(token) == 10:
-                when = datetime.fromisoformat(token).replace(tzinfo=UTC) + timedelta(days=1)
-            else:
+            if "T" in token or " " in token.strip():
                 when = datetime.fromisoformat(token.replace("Z", "+00:00"))
                 when = when if when.tzinfo else when.replace(tzinfo=UTC)
+            else:
+                end = parse_date_range(f"..{token}", now).end
+                if end is None:
+                    raise ValueError(token)
+                when = end
         except ValueError:
             raise ToolError(
                 f"expires {text!r} not understood: give a duration such as 7d or 12h, or a "

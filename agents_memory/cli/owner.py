@@ -16,6 +16,9 @@ from agents_memory.ops.forget import (
     apply_forget,
     plan_forget,
 )
+from agents_memory.ops.forget import (
+    describe as describe_forget,
+)
 from agents_memory.store.entry import open_user_connection
 from agents_memory.store.forget import Selection
 
@@ -129,17 +132,8 @@ def _print_plan(plan: ForgetPlan) -> None:
 
 
 def _print_report(report: ForgetReport) -> None:
-    click.echo(
-        f"forgot {report.rows} memories ({report.history} history entries); "
-        f"{report.tombstones} tombstones keep capture from storing them again"
-    )
-    if report.summaries_dropped or report.summaries_rebuilt:
-        click.echo(
-            f"summaries: {report.summaries_dropped} dropped, {report.summaries_rebuilt} "
-            "rebuilt from what is left (the Cold Path rewrites them)"
-        )
-    if report.profile_rebuild:
-        click.echo("profile: the librarian builds it again on its next Cold Path pass")
+    for line in describe_forget(report):
+        click.echo(line)
 
 
 @click.command()

@@ -148,7 +148,9 @@ def merge_profile(
     current = ours.core_profile if field == "core_profile" else ours.sub_profile
     tally = target.report.tally("profiles")
     if not current or not current.strip():
-        knowledge.set_profile(target.conn, user_id, field, verdict.text, changed_by="import")
+        knowledge.set_profile(
+            target.conn, user_id, field, verdict.text, changed_by="import", sources=None
+        )
         tally.new += 1
     elif current.strip() == verdict.text.strip():
         tally.present += 1

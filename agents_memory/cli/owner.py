@@ -8,7 +8,7 @@ from datetime import datetime
 import click
 
 from agents_memory.cli.common import debug_option, settings_from
-from agents_memory.daterange import ACCEPTED_FORMS, parse_date_range
+from agents_memory.daterange import ACCEPTED_FORMS, period_bound
 from agents_memory.ops.forget import (
     DEFAULT_MIN_SCORE,
     ForgetPlan,
@@ -99,10 +99,9 @@ def _day_bound(text: str | None, now: datetime, option: str, *, start: bool) -> 
     if not text:
         return None
     try:
-        bounds = parse_date_range(text if start else f"..{text}", now)
+        return period_bound(text, now, start=start)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=option) from exc
-    return bounds.start if start else bounds.end
 
 
 def _print_plan(plan: ForgetPlan) -> None:

@@ -16,6 +16,9 @@ Forms (case-insensitive; ``-`` or a space may stand for ``_``):
 
 Midnights are taken in ``now``'s time zone. ``end`` is exclusive.
 
+:func:`period_bound` is the rule of ``--since`` / ``--until`` filters: where the period named
+starts, or (exclusive) where it ends.
+
 Durations (``memory-capture pause --for``), :func:`parse_duration`: a number and a unit, or
 several run together: ``90s``, ``30m``, ``2h``, ``1d``, ``1w``, ``1h30m``.
 """
@@ -86,6 +89,18 @@ def parse_date_range(text: str, now: datetime) -> DateRange:
     if _normalise(raw) == "yesterday" or _ISO_MONTH.match(_normalise(raw)):
         return DateRange(start, _midnight(last + timedelta(days=1), now))
     return DateRange(start, None)
+
+
+def period_bound(text: str, now: datetime, *, start: bool) -> datetime:
+    """The one rule of ``--since`` / ``--until`` options (forget, export, the console's
+    filters): ``--since X`` starts where period X starts, ``--until X`` ends (exclusive) where
+    X ends, so ``--until 2026-02-15`` keeps that whole day. Raises :class:`ValueError` as
+    :func:`parse_date_range` does."""
+    bounds = parse_date_range(text if start else f"..{text}", now)
+    edge = bounds.start if start else bounds.end
+    if edge is None:  # a range open on the side asked for
+        raise _bad(text, "give the " + ("start" if start else "end") + " of the period")
+    return edge
 
 
 def _span(part: str, now: datetime, whole: str) -> tuple[date, date]:

@@ -233,9 +233,8 @@ def pause(ctx: click.Context, platform: str | None, duration: str | None) -> Non
     """Pause capture on this device (one client, or all). Turns written while paused are never
     captured, not even later: the daemon and backfill move past them."""
     from agents_memory.daterange import parse_duration
-    from agents_memory.ops.pause import pause_capture
+    from agents_memory.ops.pause import describe_pause, pause_capture
     from agents_memory.store.entry import open_user_connection
-    from agents_memory.store.pause import pause_sentence
 
     length = None
     if duration is not None:
@@ -252,7 +251,7 @@ def pause(ctx: click.Context, platform: str | None, duration: str | None) -> Non
             duration=length,
             now=datetime.now(UTC),
         )
-    click.echo(f"{pause_sentence([made])} on {settings.device_name}")
+    click.echo(describe_pause(made, settings.device_name))
 
 
 @cli.command()
@@ -261,18 +260,14 @@ def pause(ctx: click.Context, platform: str | None, duration: str | None) -> Non
 @click.pass_context
 def resume(ctx: click.Context, platform: str | None) -> None:
     """Resume capture paused with `pause` (new turns are captured again from now on)."""
-    from agents_memory.ops.pause import resume_capture
+    from agents_memory.ops.pause import describe_resume, resume_capture
     from agents_memory.store.entry import open_user_connection
-    from agents_memory.store.pause import pause_sentence
 
     settings = settings_from(ctx)
     with open_user_connection(settings, prepare=True) as opened:
         report = resume_capture(opened.conn, settings.device_name, platform=platform)
-    which = f" for {platform}" if platform else ""
-    click.echo(f"capture resumed{which}" if report.ended else f"capture was not paused{which}")
-    still = pause_sentence(report.still_paused)
-    if still:
-        click.echo(f"still: {still} (`memory-capture resume` without --platform ends it)")
+    for line in describe_resume(report, platform):
+        click.echo(line)
 
 
 def _daemon_process() -> Any:

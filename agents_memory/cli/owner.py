@@ -8,13 +8,16 @@ from datetime import datetime
 import click
 
 from agents_memory.cli.common import debug_option, settings_from
-from agents_memory.daterange import ACCEPTED_FORMS, parse_date_range
+from agents_memory.daterange import ACCEPTED_FORMS, period_bound
 from agents_memory.ops.forget import (
     DEFAULT_MIN_SCORE,
     ForgetPlan,
     ForgetReport,
     apply_forget,
     plan_forget,
+)
+from agents_memory.ops.forget import (
+    describe as describe_forget,
 )
 from agents_memory.store.entry import open_user_connection
 from agents_memory.store.forget import Selection
@@ -96,10 +99,9 @@ def _day_bound(text: str | None, now: datetime, option: str, *, start: bool) -> 
     if not text:
         return None
     try:
-        bounds = parse_date_range(text if start else f"..{text}", now)
+        return period_bound(text, now, start=start)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=option) from exc
-    return bounds.start if start else bounds.end
 
 
 def _print_plan(plan: ForgetPlan) -> None:
@@ -129,17 +131,8 @@ def _print_plan(plan: ForgetPlan) -> None:
 
 
 def _print_report(report: ForgetReport) -> None:
-    click.echo(
-        f"forgot {report.rows} memories ({report.history} history entries); "
-        f"{report.tombstones} tombstones keep capture from storing them again"
-    )
-    if report.summaries_dropped or report.summaries_rebuilt:
-        click.echo(
-            f"summaries: {report.summaries_dropped} dropped, {report.summaries_rebuilt} "
-            "rebuilt from what is left (the Cold Path rewrites them)"
-        )
-    if report.profile_rebuild:
-        click.echo("profile: the librarian builds it again on its next Cold Path pass")
+    for line in describe_forget(report):
+        click.echo(line)
 
 
 @click.command()

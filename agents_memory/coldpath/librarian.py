@@ -5,7 +5,10 @@ and ``LIBRARIAN_COOLDOWN_HOURS`` since the last attempt. Input: the current prof
 ``LIBRARIAN_RECENT_SLICE`` newest user turns and the ``LIBRARIAN_HISTORY_SLICE`` oldest ones as
 identity anchors (the blend fights recency bias); assistant text is never read. Output: each
 field is prose or ``null`` = keep as is (null-preserve: never deletes); a value that is itself
-JSON is refused; only changed values are written, each with a ``profile_history`` row.
+JSON is refused; only changed values are written, each with a ``profile_history`` row that
+names the turns read (so forgetting one of them empties the field, and this job builds it again
+from the turns left: a field a forget emptied is shown to the model as empty, never as its old
+text).
 
 Without an LLM answer the profiles are left alone: a heuristic profile would be noise.
 """
@@ -90,6 +93,7 @@ class LibrarianJob(Job):
             )
             current = get_profiles(conn, ctx.user_id)
         old = {"core_profile": current.core_profile, "sub_profile": current.sub_profile}
+        read = [t.id for t in [*recent, *anchors]]
         answer = ctx.llm.complete(
             "librarian",
             LibrarianReply,
@@ -109,7 +113,9 @@ class LibrarianJob(Job):
                 if note:
                     report.notes.append(f"{field}: {note}")
                 if value is not None:
-                    set_profile(conn, ctx.user_id, field, value, changed_by="librarian")
+                    set_profile(
+                        conn, ctx.user_id, field, value, changed_by="librarian", sources=read
+                    )
             state_store.mark_success(conn, ctx.user_id, state.user_turns)
         report.processed = 1
 

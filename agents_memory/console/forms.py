@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 
-from agents_memory.daterange import parse_date_range
+from agents_memory.daterange import period_bound
 from agents_memory.errors import OwnerRequestError
 
 
@@ -69,10 +69,9 @@ def day_bound(value: str | None, now: datetime, *, start: bool) -> datetime | No
     if not value:
         return None
     try:
-        bounds = parse_date_range(value if start else f"..{value}", now)
+        return period_bound(value, now, start=start)
     except ValueError as exc:
         raise OwnerRequestError(str(exc)) from exc
-    return bounds.start if start else bounds.end
 
 
 def query_string(values: Mapping[str, Any], *names: str) -> str:

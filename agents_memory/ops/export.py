@@ -20,7 +20,7 @@ import psycopg
 
 from agents_memory import __version__, adapters
 from agents_memory.config import Settings
-from agents_memory.daterange import parse_date_range
+from agents_memory.daterange import period_bound
 from agents_memory.errors import BundleError
 from agents_memory.ops import bundle_format as fmt
 from agents_memory.ops.export_markdown import write_markdown
@@ -98,8 +98,8 @@ def _filter(
             raise BundleError(f"no project tag named {request.project!r} (see `tags list`)")
         project_id = tag.canonical_id
     try:
-        since = parse_date_range(f"{request.since}..", now).start if request.since else None
-        until = parse_date_range(f"..{request.until}", now).end if request.until else None
+        since = period_bound(request.since, now, start=True) if request.since else None
+        until = period_bound(request.until, now, start=False) if request.until else None
     except ValueError as exc:
         raise BundleError(str(exc)) from None
     return bundle.ExportFilter(

@@ -7,7 +7,9 @@ text whose relevance reaches ``min_score``) and returns their count and a sample
 nothing; :func:`apply_forget` deletes exactly the planned rows for good, in one transaction,
 through :func:`agents_memory.store.forget.forget_memories` (tombstones, derived text, rows).
 A summary that lost only some of its sources gets its text rebuilt at once from what is left
-(extractively, no model), and is marked stale so the Clusterer writes it again.
+(extractively, no model), and is marked stale so the Clusterer writes it again. A profile
+field built from a forgotten turn is emptied (its history entries holding that text go with
+it) and the librarian builds it again from the turns left, not from the old text.
 
 The relevance of a ``--match`` hit is the search's fused score (the full-text and vector arms
 combined, 0 to 1, before the recency, pin and session boosts: an old turn is as relevant as a
@@ -27,6 +29,7 @@ from agents_memory.config import Settings
 from agents_memory.errors import OwnerRequestError
 from agents_memory.recall.search import backend_query_vector, search_request, search_user
 from agents_memory.store import forget as forget_store
+from agents_memory.store.derived import settle_search_words
 from agents_memory.store.forget import ForgetCounts, SampleRow, Selection
 from agents_memory.store.search import MAX_LIMIT, SearchHit
 from agents_memory.store.summaries import summary_turns
@@ -74,8 +77,17 @@ class ForgetReport:
     tombstones: int
     summaries_dropped: int
     summaries_rebuilt: int
-    profile_rebuild: bool
-    """The librarian builds the profiles again on its next pass (user turns were forgotten)."""
+    profile_fields_dropped: list[str]
+    """Profile fields built from forgotten turns, emptied; the librarian builds them again
+    from the turns left on its next pass."""
+    profile_history_removed: int
+    vectors_cleared: int
+    """Vectors of the turns that followed forgotten ones (made from their end), to be made
+    again."""
+
+    @property
+    def profile_rebuild(self) -> bool:
+        return bool(self.profile_fields_dropped)
 
     @classmethod
     def of(cls, counts: ForgetCounts) -> ForgetReport:
@@ -86,7 +98,9 @@ class ForgetReport:
             tombstones=counts.tombstones,
             summaries_dropped=derived.summaries_dropped,
             summaries_rebuilt=len(derived.stale_summaries),
-            profile_rebuild=derived.profile_reset,
+            profile_fields_dropped=list(derived.profile_fields_dropped),
+            profile_history_removed=derived.profile_history_removed,
+            vectors_cleared=derived.embeddings_cleared,
         )
 
 
@@ -174,13 +188,39 @@ def apply_forget(
     conn: psycopg.Connection[Any], user_id: int, settings: Settings, plan: ForgetPlan
 ) -> ForgetReport:
     """Delete the planned rows for good and deal with what was built from them, in one
-    transaction (committed here)."""
+    transaction (committed here); then the search's word statistics are counted again."""
     with conn.transaction():
         counts = forget_store.forget_memories(conn, user_id, plan.ids)
         for stale in counts.derived.stale_summaries:
             _rebuild_summary(conn, stale, settings.clusterer_summary_max_chars)
     conn.commit()
+    if counts.rows:
+        settle_search_words(conn)
+        conn.commit()
     return ForgetReport.of(counts)
+
+
+def describe(report: ForgetReport) -> list[str]:
+    """What a forget did, in lines for a person (the CLI prints them, the console shows them)."""
+    lines = [
+        f"forgot {report.rows} memories ({report.history} history entries); "
+        f"{report.tombstones} tombstones keep capture from storing them again"
+    ]
+    if report.summaries_dropped or report.summaries_rebuilt:
+        lines.append(
+            f"summaries: {report.summaries_dropped} dropped, {report.summaries_rebuilt} "
+            "rebuilt from what is left (the Cold Path rewrites them)"
+        )
+    if report.profile_rebuild:
+        fields = " and ".join(f.replace("_", " ") for f in report.profile_fields_dropped)
+        lines.append(
+            f"profile: {fields} built from forgotten turns emptied "
+            f"({report.profile_history_removed} history entries removed); the librarian builds "
+            "it again from the turns left on its next Cold Path pass"
+        )
+    if report.vectors_cleared:
+        lines.append(f"vectors: {report.vectors_cleared} of the turns after them made again")
+    return lines
 
 
 def _rebuild_summary(

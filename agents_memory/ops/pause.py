@@ -58,6 +58,21 @@ def resume_capture(
     return ResumeReport(ended, still)
 
 
+def describe_pause(pause: Pause, device: str) -> str:
+    """What a pause did, in one line (the CLI prints it, the console shows it)."""
+    return f"{pause_store.pause_sentence([pause])} on {device}"
+
+
+def describe_resume(report: ResumeReport, platform: str | None) -> list[str]:
+    """What a resume did, in lines (the CLI prints them, the console shows them)."""
+    which = f" for {platform}" if platform else ""
+    lines = [f"capture resumed{which}" if report.ended else f"capture was not paused{which}"]
+    still = pause_store.pause_sentence(report.still_paused)
+    if still:
+        lines.append(f"still: {still} (resume without a platform ends it)")
+    return lines
+
+
 def capture_pauses(conn: psycopg.Connection[Any], device: str) -> list[Pause]:
     """The pauses in force on ``device`` now."""
     return pause_store.active_pauses(conn, device)

@@ -8,8 +8,9 @@ The CLI (``mcp-agents-memory doctor --secrets [--fix]``) and the web console cal
   ids, never a value.
 * :func:`fix_secrets` rewrites what a scan found with
   :func:`~agents_memory.admission.admit.rescrubbed` through
-  :func:`agents_memory.store.rewrite.rewrite_texts` (one transaction, vectors re-queued);
-  ``dry_run`` counts first. A second fix changes nothing.
+  :func:`agents_memory.store.rewrite.rewrite_texts` (one transaction, vectors re-queued; what
+  was built from the rows goes through :func:`agents_memory.store.derived.update_derived`, the
+  path ``forget`` takes); ``dry_run`` counts first. A second fix changes nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import psycopg
 from agents_memory.admission.admit import rescrubbed
 from agents_memory.admission.scrub import REDACTOR, SECOND_OPINION, findings
 from agents_memory.config import Settings
+from agents_memory.store.derived import settle_search_words
 from agents_memory.store.entry import open_user_connection
 from agents_memory.store.health import SecretScan
 from agents_memory.store.rewrite import (
@@ -92,6 +94,9 @@ def fix_stored_secrets(
     with open_user_connection(settings) as opened:
         counts = fix_secrets(opened.conn, scan or scan_secrets(opened.conn), dry_run=dry_run)
         opened.conn.commit()
+        if counts.messages and not dry_run:
+            settle_search_words(opened.conn)
+            opened.conn.commit()
     return counts
 
 

@@ -148,7 +148,9 @@ def merge_profile(
     current = ours.core_profile if field == "core_profile" else ours.sub_profile
     tally = target.report.tally("profiles")
     if not current or not current.strip():
-        knowledge.set_profile(target.conn, user_id, field, verdict.text, changed_by="import")
+        knowledge.set_profile(
+            target.conn, user_id, field, verdict.text, changed_by="import", sources=None
+        )
         tally.new += 1
     elif current.strip() == verdict.text.strip():
         tally.present += 1
@@ -290,12 +292,34 @@ def _memories(
                 if row.id in wanted:
                     keys[row.id] = mapped[1].external_uuid
         for user_id, rows in by_user.items():
-            store_new(target, user_id, rows)
+            store_new(target, user_id, _not_captured(target, user_id, rows))
         done += len(batch)
         if progress is not None:
             progress(done, total)
     _report_seed_a_leftovers(target.report, skipped, venues)
     return keys
+
+
+def _not_captured(
+    target: Target, user_id: int, rows: list[tuple[NewMemory, ImportedState]]
+) -> list[tuple[NewMemory, ImportedState]]:
+    """``rows`` less those capture already stored from the same transcripts: seed A keyed a
+    turn by its line and stamped it with its capture time, we key it by the transcript's own
+    time and text, so the same turn would be two rows. A twin is a captured row of the same
+    platform, session, role and text (whitespace aside); it is counted, not imported."""
+    candidates = [
+        (i, memory) for i, (memory, _state) in enumerate(rows) if memory.session_id is not None
+    ]
+    twins = seed_write.captured_twins(
+        target.conn,
+        user_id,
+        [(m.agent_platform, m.session_id or "", m.role, m.message) for _i, m in candidates],
+    )
+    if not twins:
+        return rows
+    skip = {candidates[t][0] for t in twins}
+    target.report.captured += len(skip)
+    return [row for i, row in enumerate(rows) if i not in skip]
 
 
 def _seed_a_row(
@@ -321,7 +345,7 @@ def _seed_a_row(
     memory = seed_map.seed_a_memory(row, role, key, admitted)
     if memory.agent_platform != row.agent_platform:
         target.report.renamed[(row.agent_platform, memory.agent_platform)] += 1
-    if row.venue and memory.session_id is None:
+    if row.venue and seed_map.venue_session(row.venue) is None:
         venues[row.venue] = venues.get(row.venue, 0) + 1
     vector = row.embedding if admitted.text == row.message else None
     tag_id = tag_ids.get(row.p_tag_id) if row.p_tag_id is not None else None

@@ -43,6 +43,22 @@ def seed_a_key(identity: str, row: SeedAMemory) -> str:
     return row.external_uuid or f"seed-a:{identity}:{row.id}"
 
 
+_SESSION_KEYED = ("claude-code", "codex", "gemini", "grok")
+"""Seed A capture modules whose keys read ``<module>:<session>:<entry>`` (seeds.md A.4)."""
+
+
+def key_session(key: str) -> str | None:
+    """The session a seed A capture key names (``claude-code:<session>:<line uuid>``,
+    ``codex:<sid>:@<offset>``, ``gemini:<sid>:<id>``, ``grok:<sid>:<index>``); ``None`` for
+    other keys (and for ours, ``claude-code:u:…`` / ``claude-code:a:…``)."""
+    parts = key.split(":", 2)
+    if len(parts) < 3 or parts[0] not in _SESSION_KEYED or not parts[1]:
+        return None
+    if parts[0] == "claude-code" and parts[1] in ("u", "a"):
+        return None
+    return parts[1]
+
+
 def platform_name(name: str) -> str:
     """Seed A's platform name in ours when an adapter answers to it (its MCP client name,
     e.g. ``gemini-cli-mcp-client`` → ``gemini-cli``); any other name is kept."""
@@ -78,7 +94,7 @@ def seed_a_memory(row: SeedAMemory, role: Role, key: str, admitted: Admitted) ->
         subagent_model=row.subagent_model if row.subagent else None,
         subagent_role=row.subagent_role if row.subagent else None,
         raw_message=admitted.raw,
-        session_id=venue_session(row.venue),
+        session_id=venue_session(row.venue) or key_session(key),
         device_name=row.device_name,
         source="import",
         is_pinned=row.is_pinned and row.archived_at is None,

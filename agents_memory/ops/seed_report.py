@@ -33,6 +33,9 @@ class ImportReport:
     renamed: Counter[tuple[str, str]] = field(default_factory=Counter)
     """Platform names given in ours: (source name, ours) → rows."""
     notes: list[str] = field(default_factory=list)
+    captured: int = 0
+    """Memories capture already stored from their transcripts (same session, role and text):
+    not imported again."""
     vectors_kept: int = 0
     reembed: int = 0
     """New memories without a vector, for the Cold Path to embed."""
@@ -71,6 +74,11 @@ class ImportReport:
         for kind, t in self.tallies.items():
             extra = f", {t.conflicts} conflicting (left as they are here)" if t.conflicts else ""
             out.append(f"  {kind}: {t.new} new, {t.present} already here{extra}")
+        if self.captured:
+            out.append(
+                f"  {self.captured} memories already captured from their transcripts"
+                " (same session, role and text): not imported again"
+            )
         if self.refused:
             reasons = ", ".join(f"{n} {r}" for r, n in sorted(self.refused.items()))
             out.append(f"  refused by admission: {reasons}")

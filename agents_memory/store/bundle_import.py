@@ -191,7 +191,12 @@ def merge_user(conn: psycopg.Connection[Any], row: dict[str, Any]) -> Merged:
     ]
     conn.execute(
         "UPDATE users SET core_profile = coalesce(core_profile, %(core_profile)s::text),"
-        " sub_profile = coalesce(sub_profile, %(sub_profile)s::text)"
+        " sub_profile = coalesce(sub_profile, %(sub_profile)s::text),"
+        # text from another pool: which of our turns it was built from is unknown
+        " core_profile_sources = CASE WHEN core_profile IS NULL"
+        "  AND %(core_profile)s::text IS NOT NULL THEN NULL ELSE core_profile_sources END,"
+        " sub_profile_sources = CASE WHEN sub_profile IS NULL"
+        "  AND %(sub_profile)s::text IS NOT NULL THEN NULL ELSE sub_profile_sources END"
         " WHERE user_name = %(user_name)s"
         " AND ((core_profile IS NULL AND %(core_profile)s::text IS NOT NULL)"
         "   OR (sub_profile IS NULL AND %(sub_profile)s::text IS NOT NULL))",

@@ -1,13 +1,13 @@
 """Physical forgetting: which rows a selection names, and their deletion with everything
 built from them.
 
-:func:`forget_memories` is the one deletion path (``mcp-agents-memory forget`` and, at merge,
-``doctor --secrets --fix`` for what cannot be rewritten): in the caller's transaction it
-records a tombstone per row (key and text hash, :mod:`agents_memory.store.tombstones`), deals
-with the text derived from the rows (:func:`invalidate_derived_text`), and deletes the rows.
-Their history goes with them (``ON DELETE CASCADE``, counted first), their vectors are columns
-of the row, and their HNSW and GIN index entries are dead from the commit on (PostgreSQL's
-VACUUM, automatic by default, reclaims the space).
+:func:`forget_memories` is the one deletion path: in the caller's transaction it records a
+tombstone per row (key and text hash, :mod:`agents_memory.store.tombstones`), deals with the
+text built from the rows through :func:`agents_memory.store.derived.update_derived` (the path
+``doctor --secrets --fix`` takes for a rewrite), and deletes the rows. Their history goes with
+them (``ON DELETE CASCADE``, counted first), their vectors are columns of the row (the next
+turn's vector, made from their end, is dropped too), and their HNSW and GIN index entries are
+dead from the commit on (PostgreSQL's VACUUM, automatic by default, reclaims the space).
 """
 
 from __future__ import annotations
@@ -21,7 +21,19 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import class_row
 
+from agents_memory.store.derived import DerivedOutcome, StaleSummary, update_derived
 from agents_memory.store.tombstones import bury_memories
+
+__all__ = [
+    "DerivedOutcome",
+    "ForgetCounts",
+    "SampleRow",
+    "Selection",
+    "StaleSummary",
+    "forget_memories",
+    "sample_rows",
+    "selected_ids",
+]
 
 SAMPLE_CHARS = 120
 
@@ -63,22 +75,6 @@ class SampleRow:
     session_id: str | None
     is_active: bool
     preview: str
-
-
-@dataclass(frozen=True, slots=True)
-class StaleSummary:
-    """A tag summary that lost some of its sources: ``source_ids`` are the ones left."""
-
-    id: int
-    source_ids: list[int]
-
-
-@dataclass(slots=True)
-class DerivedOutcome:
-    summaries_dropped: int = 0
-    stale_summaries: list[StaleSummary] = field(default_factory=list)
-    profile_reset: bool = False
-    """The librarian's watermark was reset, so it builds the profiles again on its next pass."""
 
 
 @dataclass(slots=True)
@@ -150,7 +146,7 @@ def forget_memories(
     if not wanted:
         return counts
     counts.tombstones = bury_memories(conn, wanted)
-    counts.derived = invalidate_derived_text(conn, user_id, wanted)
+    counts.derived = update_derived(conn, wanted, rewrite=None)
     history = conn.execute(
         "SELECT count(*) FROM memory_history WHERE memory_id = ANY(%s)", (wanted,)
     ).fetchone()
@@ -158,57 +154,6 @@ def forget_memories(
     cur = conn.execute("DELETE FROM memory WHERE id = ANY(%s)", (wanted,))
     counts.rows = cur.rowcount
     return counts
-
-
-def invalidate_derived_text(
-    conn: psycopg.Connection[Any], user_id: int, ids: Sequence[int]
-) -> DerivedOutcome:
-    """Everything built from rows ``ids`` (about to be forgotten, still present): tag
-    summaries all of whose sources are among them are dropped; the others lose those source
-    ids, are marked ``stale`` (the Clusterer writes them again) and are returned so the caller
-    can rewrite their text at once from what is left; tag suggestions lose them as evidence;
-    when user turns are among them (the librarian builds the profiles from user turns), the
-    librarian's watermark is reset so it builds the profiles again on its next pass.
-
-    The one place derived text is handled on a deletion (the text rewrite of ``doctor --secrets
-    --fix`` is meant to share it)."""
-    outcome = DerivedOutcome()
-    wanted = list(ids)
-    dropped = conn.execute(
-        "DELETE FROM tag_summaries WHERE user_id = %s AND source_ids <@ %s::bigint[]"
-        " AND source_ids && %s::bigint[]",
-        (user_id, wanted, wanted),
-    )
-    outcome.summaries_dropped = dropped.rowcount
-    with conn.cursor(row_factory=class_row(StaleSummary)) as cur:
-        cur.execute(
-            "UPDATE tag_summaries SET stale = true, source_ids = ARRAY("
-            "  SELECT s FROM unnest(source_ids) AS s WHERE s <> ALL(%s::bigint[]) ORDER BY s)"
-            " WHERE user_id = %s AND source_ids && %s::bigint[]"
-            " RETURNING id, source_ids",
-            (wanted, user_id, wanted),
-        )
-        outcome.stale_summaries = cur.fetchall()
-    for column in ("evidence_memory_ids", "conflict_memory_ids"):
-        conn.execute(
-            sql.SQL(
-                "UPDATE project_tag_alias_suggestions SET {col} = ARRAY("
-                " SELECT s FROM unnest({col}) AS s WHERE s <> ALL(%s::bigint[]))"
-                " WHERE user_id = %s AND {col} && %s::bigint[]"
-            ).format(col=sql.Identifier(column)),
-            (wanted, user_id, wanted),
-        )
-    users = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM memory WHERE id = ANY(%s) AND role = 'user')", (wanted,)
-    ).fetchone()
-    if users and users[0]:
-        conn.execute(
-            "UPDATE users SET librarian_last_run_at = NULL, librarian_msg_count_at_run = NULL"
-            " WHERE user_id = %s",
-            (user_id,),
-        )
-        outcome.profile_reset = True
-    return outcome
 
 
 def replace_summary_text(conn: psycopg.Connection[Any], summary_id: int, text: str) -> None:

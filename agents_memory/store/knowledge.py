@@ -3,13 +3,16 @@ profiles (with history), embeddings of single rows, and small look-ups the tools
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import class_row
 
 from agents_memory.store.memories import MEMORY_COLUMNS, AdmittedText, MemoryRow
+from agents_memory.store.profile_sources import profile_sources_update
 
 ProfileField = Literal["core_profile", "sub_profile"]
 
@@ -86,15 +89,38 @@ def set_profile(
     value: str | None,
     *,
     changed_by: str,
+    sources: Sequence[int] | None = (),
 ) -> None:
-    """Write a profile field and record the change in ``profile_history``."""
+    """Write a profile field and record the change in ``profile_history``.
+
+    ``sources``: the memory ids of the turns the value was made from (none for a person's own
+    words; ``None``: unknown, e.g. a profile imported from elsewhere). The field's provenance
+    (:mod:`agents_memory.store.profile_sources`) grows by them, so a forget of any of those
+    turns empties it."""
     column = "core_profile" if field == "core_profile" else "sub_profile"
+    params = {
+        "field": field,
+        "value": value,
+        "by": changed_by,
+        "user": user_id,
+        "unknown": sources is None,
+        "sources": sorted(set(sources or ())),
+    }
     conn.execute(
-        "INSERT INTO profile_history (user_id, field, old_value, new_value, changed_by)"
-        f" SELECT user_id, %s, {column}, %s, %s FROM users WHERE user_id = %s",
-        (field, value, changed_by, user_id),
+        sql.SQL(
+            "INSERT INTO profile_history (user_id, field, old_value, new_value, changed_by,"
+            " source_ids) SELECT user_id, %(field)s, {col}, %(value)s, %(by)s,"
+            " CASE WHEN %(unknown)s THEN NULL ELSE %(sources)s::bigint[] END"
+            " FROM users WHERE user_id = %(user)s"
+        ).format(col=sql.Identifier(column)),
+        params,
     )
-    conn.execute(f"UPDATE users SET {column} = %s WHERE user_id = %s", (value, user_id))
+    conn.execute(
+        sql.SQL("UPDATE users SET {col} = %(value)s, {sources} WHERE user_id = %(user)s").format(
+            col=sql.Identifier(column), sources=profile_sources_update(column)
+        ),
+        params,
+    )
 
 
 def latest_model(

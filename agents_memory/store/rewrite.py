@@ -11,10 +11,12 @@ A memory's text is in more places than ``memory.message``:
   a row *and of the turn before it* in its session (:mod:`agents_memory.store.passages`).
 
 :func:`rewrite_texts` applies one text function to all of them for a set of rows, in one
-transaction, writing only what changes: ``doctor --secrets --fix`` re-redacts with it, and
-``forget`` will remove text with it. A row whose message changed loses its vector, and so does
-the next turn of its session (its vector was made from the end of the old text), so the Cold
-Path embedder makes them again from the new text. Nothing is copied to a history table: the old
+transaction, writing only what changes: ``doctor --secrets --fix`` re-redacts with it. It
+rewrites the rows' own text here and hands everything built from it to
+:func:`agents_memory.store.derived.update_derived`, the path ``forget`` takes too (there the
+text goes instead of changing). A row whose message changed loses its vector, and so does the
+next turn of its session (its vector was made from the end of the old text), so the Cold Path
+embedder makes them again from the new text. Nothing is copied to a history table: the old
 text is what must go.
 
 The readers (:func:`memory_texts`, :func:`summary_texts`, :func:`profile_texts`) page through
@@ -23,16 +25,13 @@ the same places by id, for scans such as ``doctor --secrets``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 
-from agents_memory.store.memories import AdmittedText
-
-TextRewrite = Callable[[str], AdmittedText]
-"""New text for old; returns its argument unchanged when there is nothing to change."""
+from agents_memory.store.derived import TextRewrite, update_derived
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,19 +133,25 @@ def rewrite_texts(
         lock = "" if dry_run else " FOR UPDATE"
         messages, raws = _rewrite_memories(conn, rewrite, ids, lock, dry_run)
         history_ids = _rewrite_history(conn, rewrite, ids, lock, dry_run)
-        summaries = _rewrite_summaries(conn, rewrite, ids, summary_ids, lock, dry_run)
-        profiles, profile_history = _rewrite_profiles(conn, rewrite, ids, user_ids, lock, dry_run)
-        cleared = 0 if dry_run else _clear_vectors(conn, messages)
+        derived = update_derived(
+            conn,
+            ids,
+            rewrite=rewrite,
+            changed_ids=messages,
+            summary_ids=summary_ids,
+            user_ids=user_ids,
+            dry_run=dry_run,
+        )
     touched = sorted(set(messages) | set(raws) | set(history_ids))
     return RewriteCounts(
         memory_ids=touched,
         messages=len(messages),
         raw_messages=len(raws),
         history_entries=sum(history_ids.values()),
-        summaries=summaries,
-        profile_texts=profiles,
-        profile_history_entries=profile_history,
-        embeddings_cleared=cleared,
+        summaries=derived.summaries_rewritten,
+        profile_texts=derived.profile_texts,
+        profile_history_entries=derived.profile_history_entries,
+        embeddings_cleared=derived.embeddings_cleared,
     )
 
 
@@ -198,110 +203,3 @@ def _rewrite_history(
         with conn.cursor() as cur:
             cur.executemany("UPDATE memory_history SET old_message = %s WHERE id = %s", updates)
     return changed
-
-
-def _rewrite_summaries(
-    conn: psycopg.Connection[Any],
-    rewrite: TextRewrite,
-    ids: list[int],
-    summary_ids: Sequence[int],
-    lock: str,
-    dry_run: bool,
-) -> int:
-    rows = conn.execute(
-        "SELECT id, summary FROM tag_summaries"
-        " WHERE source_ids && %s::bigint[] OR id = ANY(%s) ORDER BY id" + lock,
-        (ids, list(summary_ids)),
-    ).fetchall()
-    updates = [(new, int(i)) for i, old in rows if (new := rewrite(old)) != old]
-    if updates and not dry_run:
-        with conn.cursor() as cur:
-            cur.executemany("UPDATE tag_summaries SET summary = %s WHERE id = %s", updates)
-    return len(updates)
-
-
-def _rewrite_profiles(
-    conn: psycopg.Connection[Any],
-    rewrite: TextRewrite,
-    ids: list[int],
-    user_ids: Sequence[int],
-    lock: str,
-    dry_run: bool,
-) -> tuple[int, int]:
-    """(profile fields changed, profile history values changed) of the rows' users and
-    ``user_ids``."""
-    users = conn.execute(
-        "SELECT user_id, core_profile, sub_profile FROM users WHERE user_id = ANY(%s)"
-        " OR user_id IN (SELECT user_id FROM memory WHERE id = ANY(%s)) ORDER BY user_id" + lock,
-        (list(user_ids), ids),
-    ).fetchall()
-
-    def new(text: str | None) -> str | None:
-        return rewrite(text) if text else text
-
-    profile_updates = [
-        (new(core), new(sub), int(uid))
-        for uid, core, sub in users
-        if new(core) != core or new(sub) != sub
-    ]
-    fields = sum((new(c) != c) + (new(s) != s) for _, c, s in users)
-    history = conn.execute(
-        "SELECT id, old_value, new_value FROM profile_history WHERE user_id = ANY(%s)"
-        " ORDER BY id" + lock,
-        ([int(u[0]) for u in users],),
-    ).fetchall()
-    history_updates = [
-        (new(old), new(value), int(i))
-        for i, old, value in history
-        if new(old) != old or new(value) != value
-    ]
-    values = sum((new(o) != o) + (new(v) != v) for _, o, v in history)
-    if not dry_run:
-        with conn.cursor() as cur:
-            if profile_updates:
-                cur.executemany(
-                    "UPDATE users SET core_profile = %s, sub_profile = %s WHERE user_id = %s",
-                    profile_updates,
-                )
-            if history_updates:
-                cur.executemany(
-                    "UPDATE profile_history SET old_value = %s, new_value = %s WHERE id = %s",
-                    history_updates,
-                )
-    return fields, values
-
-
-_NEXT_IN_SESSION = (
-    "SELECT n.id FROM memory m CROSS JOIN LATERAL ("
-    " SELECT n.id FROM memory n WHERE m.session_id IS NOT NULL"
-    " AND n.agent_platform = m.agent_platform AND n.session_id = m.session_id"
-    " AND n.user_id = m.user_id AND (n.message_at, n.id) > (m.message_at, m.id)"
-    " ORDER BY n.message_at, n.id LIMIT 1) n WHERE m.id = ANY(%(ids)s)"
-)
-"""The turn after each of rows ``%(ids)s`` in its session: its vector read their end."""
-
-
-def _clear_vectors(conn: psycopg.Connection[Any], ids: list[int]) -> int:
-    """Drop the vectors made from rows ``ids``'s old text (theirs and the next turns'), so the
-    embedder makes them again; the number of rows whose vector went."""
-    if not ids:
-        return 0
-    columns = {
-        str(r[0])
-        for r in conn.execute(
-            "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass('memory')"
-            " AND attname IN ('embedding', 'embedding_new') AND NOT attisdropped"
-        ).fetchall()
-    }
-    if "embedding" not in columns:
-        return 0
-    also_new = ", embedding_new = NULL" if "embedding_new" in columns else ""
-    has_vector = "embedding IS NOT NULL" + (
-        " OR embedding_new IS NOT NULL" if "embedding_new" in columns else ""
-    )
-    cur = conn.execute(
-        "UPDATE memory SET embedding = NULL, embedding_model = NULL" + also_new + " WHERE"
-        " (id = ANY(%(ids)s) OR id IN (" + _NEXT_IN_SESSION + ")) AND (" + has_vector + ")",
-        {"ids": ids},
-    )
-    return cur.rowcount

@@ -42,6 +42,32 @@ def present_keys(conn: psycopg.Connection[Any], keys: Sequence[str]) -> dict[str
     return {str(k): str(m) for k, m in rows}
 
 
+def captured_twins(
+    conn: psycopg.Connection[Any], user_id: int, turns: Sequence[tuple[str, str, str, str]]
+) -> set[int]:
+    """Of ``turns`` (platform, session, role, text), the indexes of those ``user_id``'s pool
+    already holds as captured rows of the same platform, session and role with the same text
+    (runs of whitespace and the ends aside)."""
+    if not turns:
+        return set()
+    platforms, sessions, roles, texts = (list(column) for column in zip(*turns, strict=True))
+    rows = conn.execute(
+        "WITH t AS MATERIALIZED (SELECT platform, session, role, i,"
+        "  btrim(regexp_replace(message, '\\s+', ' ', 'g')) AS text"
+        "  FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[])"
+        "  WITH ORDINALITY AS u(platform, session, role, message, i)),"
+        # each session of the batch read once (its index), its texts normalised once
+        " here AS MATERIALIZED (SELECT m.agent_platform, m.session_id, m.role,"
+        "  btrim(regexp_replace(m.message, '\\s+', ' ', 'g')) AS text FROM memory m"
+        "  WHERE (m.agent_platform, m.session_id) IN (SELECT DISTINCT platform, session FROM t)"
+        "  AND m.user_id = %s AND m.source = 'capture')"
+        " SELECT DISTINCT t.i - 1 FROM t JOIN here h ON h.agent_platform = t.platform"
+        "  AND h.session_id = t.session AND h.role = t.role AND h.text = t.text",
+        (platforms, sessions, roles, texts, user_id),
+    ).fetchall()
+    return {int(r[0]) for r in rows}
+
+
 def ids_by_key(conn: psycopg.Connection[Any], keys: Sequence[str]) -> dict[str, int]:
     rows = conn.execute(
         "SELECT external_uuid, id FROM memory WHERE external_uuid = ANY(%s)", (list(keys),)

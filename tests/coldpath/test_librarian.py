@@ -170,3 +170,24 @@ def test_the_librarian_works_through_the_real_client_and_the_fake_server(
         ctx = context(conn, settings, llm=llm)
         assert LibrarianJob().run(ctx).processed == 1
         assert get_profiles(conn, ctx.user_id).core_profile == "A backend developer."
+
+
+def test_a_run_names_the_turns_it_read_so_a_forget_can_find_what_they_built(
+    conn: psycopg.Connection[Any], make_settings: Any, db_url: str
+) -> None:
+    settings = _lib_settings(make_settings, db_url, librarian_recent_slice=2)
+    _talk(conn, settings, 4)
+    users = [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT id FROM memory WHERE role = 'user' ORDER BY message_at"
+        ).fetchall()
+    ]
+    llm = answers({"core_profile": "Backend developer.", "sub_profile": None})
+    LibrarianJob().run(context(conn, settings, llm=llm))
+    found = conn.execute("SELECT core_profile_sources, sub_profile_sources FROM users").fetchone()
+    history = conn.execute("SELECT field, source_ids FROM profile_history").fetchall()
+    assert found is not None
+    assert sorted(found[0]) == users  # the two newest and the anchors: all four
+    assert found[1] is None  # never written, no text: nothing to trace
+    assert [(f, sorted(s)) for f, s in history] == [("core_profile", users)]

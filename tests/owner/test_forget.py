@@ -14,6 +14,7 @@ from agents_memory.config import Settings
 from agents_memory.ops.forget import apply_forget, plan_forget
 from agents_memory.store.entry import open_user_connection
 from agents_memory.store.forget import Selection
+from agents_memory.store.knowledge import set_profile
 from tests.capture.transcripts import claude_exchange, claude_session_path
 from tests.owner.helpers import (
     SPOTTER_SESSION,
@@ -55,8 +56,8 @@ def _messages(conn: psycopg.Connection[Any], session: str) -> list[str]:
 
 
 def _derive(conn: psycopg.Connection[Any], forgotten: list[int], kept: list[int]) -> None:
-    """History, vectors, two summaries (one all forgotten, one mixed) and a profile watermark
-    built from the rows, as the Cold Path would have left them."""
+    """History, vectors, two summaries (one all forgotten, one mixed), a profile and the
+    librarian's watermark built from the rows, as the Cold Path would have left them."""
     uid = count(conn, "SELECT user_id FROM users WHERE user_name = 'tester'")
     conn.execute(
         "INSERT INTO memory_history (memory_id, old_message, changed_by)"
@@ -81,6 +82,9 @@ def _derive(conn: psycopg.Connection[Any], forgotten: list[int], kept: list[int]
         " WHERE user_id = %s",
         (uid,),
     )
+    set_profile(
+        conn, uid, "core_profile", "Works on phoenix.", changed_by="librarian", sources=forgotten
+    )
     conn.commit()
 
 
@@ -103,7 +107,7 @@ def test_forgetting_a_session_deletes_rows_history_vectors_and_derived_text_and_
     assert done.returncode == 0, done.stderr
     assert f"forgot {len(forgotten)} memories (2 history entries)" in done.stdout
     assert "summaries: 1 dropped, 1 rebuilt" in done.stdout
-    assert "profile: the librarian builds it again" in done.stdout
+    assert "profile: core profile built from forgotten turns emptied" in done.stdout
     assert session_rows(conn, SPOTTER_SESSION) == 0
     assert _ids(conn, OTHER) == kept
     assert (

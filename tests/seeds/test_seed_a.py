@@ -51,7 +51,7 @@ def test_every_seed_a_memory_column_is_mapped(settings: Settings, make_seed_a: M
     assert korean["d_tag"] == ["postgres", "migration"]
     assert korean["tag_processed"] is True and korean["device_name"] == "Mac-Studio"
     assert korean["message_at"] == datetime(2025, 11, 3, 1, 0, tzinfo=UTC)
-    assert korean["source"] == "import" and korean["session_id"] is None
+    assert korean["source"] == "import" and korean["session_id"] == "s1"  # from its key
 
     russian = rows[seed.RUSSIAN[:12]]
     assert russian["agent_model"] == "claude-opus-4" and russian["role"] == "assistant"

@@ -18,6 +18,7 @@ from agents_memory.console.context import Console, console_from
 from agents_memory.console.forms import back, change_form, day_bound, number, text
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.ops.forget import DEFAULT_MIN_SCORE, ForgetPlan, apply_forget, plan_forget
+from agents_memory.ops.forget import describe as describe_forget
 from agents_memory.store import console as console_store
 from agents_memory.store.forget import Selection
 
@@ -103,10 +104,7 @@ async def forget(request: Request) -> Response:
 
         def apply(conn: psycopg.Connection[Any]) -> str:
             report = apply_forget(conn, console.user_id, console.settings, plan)
-            return (
-                f"forgot {report.rows} memories; {report.tombstones} tombstones keep capture "
-                "from storing them again"
-            )
+            return "; ".join(describe_forget(report))
 
         message = await console.read(apply)
     except AgentsMemoryError as exc:

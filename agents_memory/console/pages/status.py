@@ -15,7 +15,13 @@ from starlette.routing import Route
 from agents_memory.console.context import console_from
 from agents_memory.console.forms import back, change_form, text
 from agents_memory.errors import AgentsMemoryError
-from agents_memory.ops.pause import capture_pauses, pause_capture, resume_capture
+from agents_memory.ops.pause import (
+    capture_pauses,
+    describe_pause,
+    describe_resume,
+    pause_capture,
+    resume_capture,
+)
 from agents_memory.ops.status import capture_status
 from agents_memory.store import console as console_store
 from agents_memory.store.cursors import list_cursors
@@ -62,8 +68,7 @@ async def pause(request: Request) -> Response:
         held = pause_capture(
             conn, console.settings.device_name, platform=platform, duration=duration, now=now
         )
-        until = f" until {held.until.astimezone():%Y-%m-%d %H:%M}" if held.until else ""
-        return f"capture of {held.platform} paused{until}"
+        return describe_pause(held, console.settings.device_name)
 
     try:
         return back("/", notice=await console.read(work))
@@ -78,8 +83,7 @@ async def resume(request: Request) -> Response:
 
     def work(conn: psycopg.Connection[Any]) -> str:
         report = resume_capture(conn, console.settings.device_name, platform=platform)
-        still = ", ".join(p.platform for p in report.still_paused)
-        return f"{report.ended} pause(s) ended" + (f"; still paused: {still}" if still else "")
+        return "; ".join(describe_resume(report, platform))
 
     try:
         return back("/", notice=await console.read(work))

@@ -28,6 +28,21 @@ AdmittedText = NewType("AdmittedText", str)
 every function here that writes memory text takes it (mypy rejects a plain ``str``)."""
 
 NEW_MEMORY_CHANNEL: Final = "agents_memory_new"
+
+
+def twin_text(column: str) -> str:
+    """SQL for ``column``'s text as twins are compared: runs of whitespace as one space, the
+    ends trimmed. One rule for a seed import meeting captured turns and a capture meeting
+    imported ones (migration 0012 indexes its md5 for imported rows)."""
+    return f"btrim(regexp_replace({column}, '\\s+', ' ', 'g'))"
+
+
+_IMPORTED_TWIN = (
+    "NOT EXISTS (SELECT 1 FROM memory s WHERE s.source = 'import' AND s.user_id = %s"
+    " AND s.agent_platform = i.agent_platform AND s.session_id = i.session_id"
+    f" AND s.role = i.role AND md5({twin_text('s.message')}) = md5({twin_text('i.message')}))"
+)
+"""An incoming row (``i``) that no imported row of the user already holds."""
 """The channel :func:`notify_new_memories` signals and the Cold Path worker listens on."""
 
 
@@ -163,7 +178,9 @@ def _upsert(has_vector: bool) -> str:
         " history AS (INSERT INTO memory_history (memory_id, old_message, changed_by)"
         "   SELECT id, message, 'capture' FROM previous)"
         f" INSERT INTO memory (user_id, tag_processed, {_STAGED_LIST})"
-        f" SELECT %s, false, {_SELECT_LIST} FROM memory_incoming"
+        f" SELECT %s, false, {_SELECT_LIST} FROM memory_incoming i"
+        # a captured turn that an import (seed A) already holds is skipped
+        f" WHERE i.source <> 'capture' OR {_IMPORTED_TWIN}"
         " ON CONFLICT (external_uuid) DO UPDATE SET"
         "   message = EXCLUDED.message, raw_message = EXCLUDED.raw_message,"
         "   agent_model = coalesce(EXCLUDED.agent_model, memory.agent_model),"
@@ -200,7 +217,7 @@ def insert_memories(
         # Planned for every batch: a prepared plan made while ``memory`` was small (a hash
         # join over a sequential scan of it) would stay in use as it grows, and every batch
         # would read the whole table (2.3x slower per batch at 60k rows, worse beyond).
-        returned = conn.execute(_UPSERT[has_vector], (user_id,), prepare=False).fetchall()
+        returned = conn.execute(_UPSERT[has_vector], (user_id, user_id), prepare=False).fetchall()
     inserted = sum(1 for _id, was_insert in returned if was_insert)
     updated = len(returned) - inserted
     return InsertCounts(

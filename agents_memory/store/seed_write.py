@@ -17,6 +17,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from agents_memory.store.memories import twin_text
+
 
 @dataclass(frozen=True, slots=True)
 class ImportedState:
@@ -53,12 +55,12 @@ def captured_twins(
     platforms, sessions, roles, texts = (list(column) for column in zip(*turns, strict=True))
     rows = conn.execute(
         "WITH t AS MATERIALIZED (SELECT platform, session, role, i,"
-        "  btrim(regexp_replace(message, '\\s+', ' ', 'g')) AS text"
+        f"  {twin_text('message')} AS text"
         "  FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[])"
         "  WITH ORDINALITY AS u(platform, session, role, message, i)),"
         # each session of the batch read once (its index), its texts normalised once
         " here AS MATERIALIZED (SELECT m.agent_platform, m.session_id, m.role,"
-        "  btrim(regexp_replace(m.message, '\\s+', ' ', 'g')) AS text FROM memory m"
+        f"  {twin_text('m.message')} AS text FROM memory m"
         "  WHERE (m.agent_platform, m.session_id) IN (SELECT DISTINCT platform, session FROM t)"
         "  AND m.user_id = %s AND m.source = 'capture')"
         " SELECT DISTINCT t.i - 1 FROM t JOIN here h ON h.agent_platform = t.platform"

@@ -4,10 +4,12 @@ Run it as a script inside a loopback-only network namespace::
 
     python fake_model.py --port 18080 --log requests.jsonl [--setup-loopback]
 
-It speaks just enough of three wire protocols, chosen by the request path:
+It speaks just enough of four wire protocols, chosen by the request path:
 
 * Anthropic Messages (Claude Code): ``POST /v1/messages`` (SSE when ``stream`` is true);
 * OpenAI Responses (Codex): ``POST /v1/responses`` (SSE);
+* OpenAI Chat Completions (OpenCode, Hermes Agent): ``POST /v1/chat/completions`` (SSE chunks
+  ending in ``[DONE]`` when ``stream`` is true, else one ``chat.completion``);
 * Gemini (Gemini CLI): ``POST /v1beta/models/<m>:streamGenerateContent`` (SSE) and
   ``:generateContent`` (JSON; the CLI's model router asks for JSON matching a schema).
 
@@ -186,7 +188,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _sse(self, data: Any, event: str | None = None) -> None:
         head = f"event: {event}\n" if event else ""
-        self.wfile.write(f"{head}data: {json.dumps(data)}\n\n".encode())
+        payload = data if isinstance(data, str) else json.dumps(data)
+        self.wfile.write(f"{head}data: {payload}\n\n".encode())
         self.wfile.flush()
 
     # --- routing ----------------------------------------------------------------------------
@@ -206,18 +209,21 @@ class Handler(BaseHTTPRequestHandler):
         raw, body = self._read()
         body = body if isinstance(body, dict) else {}
         path = self.path.split("?")[0]
-        if path.endswith("/messages/count_tokens"):
-            self._record(body, None)
-            return self._json({"input_tokens": max(1, len(raw) // 4)})
-        if path.endswith("/messages"):
-            return self.anthropic(body)
-        if path.endswith("/responses"):
-            return self.openai_responses(body)
+        counted = {"/messages/count_tokens": "input_tokens", ":countTokens": "totalTokens"}
+        for suffix, key in counted.items():
+            if path.endswith(suffix):
+                self._record(body, None)
+                return self._json({key: max(1, len(raw) // 4)})
         if ":streamGenerateContent" in path or ":generateContent" in path:
             return self.gemini(body, stream=":streamGenerateContent" in path)
-        if ":countTokens" in path:
-            self._record(body, None)
-            return self._json({"totalTokens": max(1, len(raw) // 4)})
+        routes = {
+            "/messages": self.anthropic,
+            "/responses": self.openai_responses,
+            "/chat/completions": self.chat_completions,
+        }
+        for suffix, handle in routes.items():
+            if path.endswith(suffix):
+                return handle(body)
         self._record(body, None)
         return self._json({})
 
@@ -341,6 +347,52 @@ class Handler(BaseHTTPRequestHandler):
         done = {"type": "response.output_item.done", "output_index": 0, "item": item}
         self._sse(done, "response.output_item.done")
         self._sse({"type": "response.completed", "response": response}, "response.completed")
+
+    # --- OpenAI Chat Completions -----------------------------------------------------------
+
+    def chat_completions(self, body: dict[str, Any]) -> None:
+        tool_result, user_texts = None, []
+        for message in body.get("messages") or []:
+            if message.get("role") == "tool":
+                tool_result = text_of(message.get("content"))
+            elif message.get("role") == "user":
+                user_texts.append(text_of(message.get("content")))
+                tool_result = None
+        tools = [
+            ((tool.get("function") or {}).get("name", ""), None) for tool in body.get("tools") or []
+        ]
+        reply = self.brain.decide(user_texts, tools, tool_result)
+        self._record(body, reply)
+        base = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:20]}",
+            "created": int(time.time()),
+            "model": body.get("model", "fake-model"),
+        }
+        usage = {"prompt_tokens": 10, "completion_tokens": 12, "total_tokens": 22}
+        finish = "tool_calls" if reply.tool else "stop"
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.tool:
+            function = {"name": reply.tool, "arguments": json.dumps(self.brain.script.tool_args)}
+            call = {"id": f"call_{uuid.uuid4().hex[:16]}", "type": "function"}
+            message["tool_calls"] = [call | {"function": function}]
+        if not body.get("stream"):
+            choice = {"index": 0, "message": message, "finish_reason": finish}
+            return self._json(
+                base | {"object": "chat.completion", "choices": [choice]} | {"usage": usage}
+            )
+        chunk = base | {"object": "chat.completion.chunk"}
+        self._sse_start()
+        first = {"role": "assistant", "content": ""}
+        self._sse(chunk | {"choices": [{"index": 0, "delta": first, "finish_reason": None}]})
+        if reply.tool:
+            delta: dict[str, Any] = {"tool_calls": [message["tool_calls"][0] | {"index": 0}]}
+        else:
+            delta = {"content": reply.text}
+        self._sse(chunk | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        last = [{"index": 0, "delta": {}, "finish_reason": finish}]
+        self._sse(chunk | {"choices": last, "usage": usage})
+        self._sse("[DONE]")
+        return None
 
     # --- Gemini -----------------------------------------------------------------------------
 

@@ -20,8 +20,9 @@ result came back.
 
 Replies are deterministic. The newest user text is searched for a nonce ``E2E-<hex>``; the
 answer is ``FAKE-REPLY to E2E-<hex>.``. When that text contains ``USE_TOOL`` and the request
-offers a tool whose name contains ``--tool`` (default ``search_memory``), the answer is a call
-to that tool with ``--tool-args``; once the conversation holds the tool's result, the answer
+offers a tool whose name contains ``--tool`` (default ``search_memory``; ``USE_TOOL=<name>`` in
+the text names another), the answer is a call to that tool with ``--tool-args`` (for
+``save_message``: :data:`SAVE_ARGS`); once the conversation holds the tool's result, the answer
 is text again, saying whether the result contained ``--expect`` (``seed_found=yes|no``) without
 quoting it. When it prints ``READY <port>`` on stdout, it is listening.
 """
@@ -44,6 +45,9 @@ from pathlib import Path
 from typing import Any
 
 NONCE = re.compile(r"E2E-[0-9a-f]{8}")
+CHOSEN_TOOL = re.compile(r"USE_TOOL=([A-Za-z_]+)")
+SAVE_ARGS = {"role": "user", "message": "A note the model tries to save itself."}
+"""The arguments of a ``save_message`` call (``USE_TOOL=save_message``)."""
 _HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.DOTALL)
 
 
@@ -64,6 +68,9 @@ class Reply:
     text: str = ""
     tool: str | None = None
     namespace: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    tool_result: str | None = None
+    """The tool result this answer follows (logged, for the tests to read)."""
 
     @property
     def kind(self) -> str:
@@ -112,11 +119,15 @@ class Brain:
         about = f" to {nonces[-1]}" if nonces else ""
         if tool_result is not None:
             found = "yes" if self.script.expect and self.script.expect in tool_result else "no"
-            return Reply(f"FAKE-REPLY{about} after the tool: seed_found={found}.")
+            text = f"FAKE-REPLY{about} after the tool: seed_found={found}."
+            return Reply(text, tool_result=tool_result)
         if user_texts and "USE_TOOL" in user_texts[-1]:
+            chosen = CHOSEN_TOOL.search(user_texts[-1])
+            wanted = chosen.group(1) if chosen else self.script.tool
+            args = SAVE_ARGS if wanted == "save_message" else self.script.tool_args
             for name, namespace in tools:
-                if self.script.tool in name:
-                    return Reply(tool=name, namespace=namespace)
+                if wanted in name:
+                    return Reply(tool=name, namespace=namespace, args=dict(args))
         return Reply(f"FAKE-REPLY{about}.")
 
 
@@ -166,6 +177,7 @@ class Handler(BaseHTTPRequestHandler):
             "reply_kind": reply.kind if reply else None,
             "reply_text": reply.text if reply else None,
             "tool": reply.tool if reply else None,
+            "tool_result": reply.tool_result if reply else None,
         }
         with self.lock, self.brain.script.log.open("a", encoding="utf-8") as out:
             out.write(json.dumps(entry, ensure_ascii=False) + "\n")
@@ -244,7 +256,7 @@ class Handler(BaseHTTPRequestHandler):
         reply = self.brain.decide(user_texts, tools, results[-1] if results else None)
         self._record(body, reply)
         if reply.tool:
-            args = json.dumps(self.brain.script.tool_args)
+            args = json.dumps(reply.args)
             start = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}"}
             start |= {"name": reply.tool, "input": {}}
             delta = {"type": "input_json_delta", "partial_json": args}
@@ -305,7 +317,7 @@ class Handler(BaseHTTPRequestHandler):
                 "id": f"fc_{uuid.uuid4().hex[:16]}",
                 "call_id": f"call_{uuid.uuid4().hex[:16]}",
                 "name": reply.tool,
-                "arguments": json.dumps(self.brain.script.tool_args),
+                "arguments": json.dumps(reply.args),
                 "status": "completed",
             }
             if reply.namespace:
@@ -372,7 +384,7 @@ class Handler(BaseHTTPRequestHandler):
         finish = "tool_calls" if reply.tool else "stop"
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
         if reply.tool:
-            function = {"name": reply.tool, "arguments": json.dumps(self.brain.script.tool_args)}
+            function = {"name": reply.tool, "arguments": json.dumps(reply.args)}
             call = {"id": f"call_{uuid.uuid4().hex[:16]}", "type": "function"}
             message["tool_calls"] = [call | {"function": function}]
         if not body.get("stream"):
@@ -419,7 +431,7 @@ class Handler(BaseHTTPRequestHandler):
             reply = self.brain.decide(user_texts, tools, tool_result)
         self._record(body, reply)
         if reply.tool:
-            call = {"name": reply.tool, "args": self.brain.script.tool_args}
+            call = {"name": reply.tool, "args": reply.args}
             parts: list[dict[str, Any]] = [{"functionCall": call}]
         else:
             parts = [{"text": reply.text}]

@@ -73,6 +73,10 @@ def test_a_session_start_brief_reaches_the_model(session: Outcome) -> None:
     assert BRIEF_MARKER in first, f"no brief marker in the model request\n{hello.tail()}"
     assert SEED_TEXT in first, "the brief reached the model without the pinned memory"
     assert "hookSpecificOutput" not in first, "the model got the hook JSON, not the brief"
+    if session.cli.brief_file:  # from the managed block (OpenCode also sends our server's
+        # MCP instructions, which carry a brief of their own)
+        block = f"{BLOCK_BEGIN}\n{BRIEF_MARKER}"
+        assert block in first, f"~/{session.cli.brief_file}'s block did not reach the model"
     assert f"FAKE-REPLY to {session.hello_nonce}." in hello.stdout, hello.tail()
 
 

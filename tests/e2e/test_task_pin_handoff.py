@@ -59,6 +59,9 @@ def two_agents(
             cli.after_install(ws)
         del env
         yield ws, conninfo, base / "logs"
+        # install started the capture daemon in the background; `uninstall --platform` would not
+        # stop it either
+        run([*capture, "stop"], env=ws.env(), cwd=cwd)
     if os.environ.get("E2E_KEEP") != "1":
         shutil.rmtree(base, ignore_errors=True)
 

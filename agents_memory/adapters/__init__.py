@@ -100,13 +100,18 @@ def all_platforms(enabled: tuple[str, ...] = ()) -> list[str]:
 
 
 def platform_for_client(client_name: str | None) -> str | None:
-    """The platform an MCP client's self-reported ``clientInfo.name`` belongs to (the first
-    adapter whose :attr:`~Adapter.mcp_client_names` fragment it contains). Names no adapter
-    claims pass through lower-cased, so clients without transcripts keep their own identity."""
+    """The platform an MCP client's self-reported ``clientInfo.name`` belongs to: the adapter
+    that lists the whole name in :attr:`~Adapter.mcp_client_exact_names`, else the first whose
+    :attr:`~Adapter.mcp_client_names` fragment it contains. Names no adapter claims pass
+    through lower-cased, so clients without transcripts keep their own identity."""
     if not client_name:
         return None
     lowered = client_name.strip().lower()
-    for adapter in all_adapters():
+    adapters = all_adapters()
+    for adapter in adapters:
+        if lowered in adapter.mcp_client_exact_names:
+            return adapter.name
+    for adapter in adapters:
         if any(fragment in lowered for fragment in adapter.mcp_client_names):
             return adapter.name
     return lowered

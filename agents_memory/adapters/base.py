@@ -18,9 +18,10 @@ watching, no clock. The capture daemon owns files, cursors and storage; it asks 
 * :meth:`Adapter.install_plan` — what ``memory-capture install`` puts into the client's config
   (hooks, MCP server entry, a managed context block) as an :class:`InstallPlan`: data only,
   applied (or shown for ``--dry-run``, or removed by ``uninstall``) by ``agents_memory.install``;
-* :meth:`Adapter.post_install`, :meth:`Adapter.uninstall_edits` and
-  :meth:`Adapter.installed_extras` — a client's install steps beyond file edits (Codex's hook
-  trust), through an :class:`InstallContext` the installer lends (adapters never write files).
+* :meth:`Adapter.post_install`, :meth:`Adapter.post_uninstall`, :meth:`Adapter.uninstall_edits`
+  and :meth:`Adapter.installed_extras` — a client's install steps beyond file edits (Codex's
+  hook trust, Hermes's own ``mcp add``/``mcp remove``), through an :class:`InstallContext` the
+  installer lends (adapters never write files).
 
 What the session-start hook and the MCP server need to know of a client is here too:
 :attr:`Adapter.display_name`, :attr:`Adapter.mcp_client_names`, :attr:`Adapter.brief_limit`
@@ -262,6 +263,11 @@ class Adapter(ABC):
     """Lower-case fragments of the MCP ``clientInfo.name`` this client reports (``codex`` for
     ``codex-mcp-client``): how the MCP server knows which captured client is calling."""
 
+    mcp_client_exact_names: tuple[str, ...] = ()
+    """Lower-case ``clientInfo.name`` values that mean this client only when they are the whole
+    name: a client that reports its SDK's generic default (Hermes sends the Python SDK's
+    ``mcp``), which as a fragment would claim every name containing it."""
+
     brief_limit: int = 6000
     """Characters of injected context this client accepts: the session-start brief is cut to
     fit it."""
@@ -340,6 +346,13 @@ class Adapter(ABC):
         """A step after this client's plan was written (or, for ``--dry-run``, what it would
         do): notes for the user. It must not raise for the client's own failures; it says
         what the user should do instead. Default: nothing."""
+        return []
+
+    def post_uninstall(self, ctx: InstallContext) -> list[str]:
+        """A step after this client's entries were removed (or, for ``--dry-run``, what it
+        would do), undoing what :meth:`post_install` did through the client's own command:
+        notes for the user. Like :meth:`post_install` it never raises for the client's
+        failures. Default: nothing."""
         return []
 
     def uninstall_edits(self, home: Path, read_text: Reader) -> list[FileEdit]:

@@ -21,7 +21,8 @@ The brief: Hermes puts ``$HERMES_HOME/SOUL.md`` into the system prompt once per 
 install adds a managed block there (only when Hermes has already seeded the file: a SOUL.md
 made by us alone would stop Hermes writing its default persona) that the daemon keeps fresh.
 The MCP server goes into ``~/.hermes/config.yaml``, which the installer does not edit (YAML):
-install's post-install step runs ``hermes mcp add`` (:mod:`agents_memory.adapters.hermes_mcp`).
+install's post-install step runs ``hermes mcp add``, uninstall's ``hermes mcp remove``
+(:mod:`agents_memory.adapters.hermes_mcp`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from agents_memory.adapters.base import (
     JsonState,
     ParseIssue,
     ParseResult,
+    Reader,
     TextBlock,
     Turn,
 )
@@ -58,6 +60,10 @@ class HermesAdapter(_sqlite.SQLiteStoreAdapter):
     display_name = "Hermes Agent"
     binaries = ("hermes",)
     mcp_client_names = ("hermes",)
+    mcp_client_exact_names = ("mcp",)
+    """Hermes 0.19.0 opens its MCP sessions without a ``clientInfo`` of its own, so it sends
+    the Python SDK's default ``{"name": "mcp", "version": "0.1.0"}`` (seen by the e2e suite);
+    ``hermes`` is kept for a later version that names itself."""
 
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".hermes"]
@@ -69,7 +75,7 @@ class HermesAdapter(_sqlite.SQLiteStoreAdapter):
         edits: tuple[FileEdit, ...] = ()
         notes = [
             "Hermes keeps MCP servers in ~/.hermes/config.yaml: install registers ours with "
-            f"`hermes mcp add`; `{hermes_mcp.REMOVAL}` takes it out"
+            f"`hermes mcp add`, uninstall takes it out with `{hermes_mcp.REMOVAL}`"
         ]
         if soul.is_file():
             edits = (
@@ -88,6 +94,16 @@ class HermesAdapter(_sqlite.SQLiteStoreAdapter):
         """Register our MCP server through ``hermes mcp add``: see
         :mod:`agents_memory.adapters.hermes_mcp`."""
         return hermes_mcp.register(ctx)
+
+    def post_uninstall(self, ctx: InstallContext) -> list[str]:
+        """Take our MCP server out through ``hermes mcp remove``."""
+        return hermes_mcp.unregister(ctx)
+
+    def installed_extras(self, home: Path, read_text: Reader) -> list[tuple[Path, str]]:
+        config = hermes_mcp.config_yaml(home)
+        if hermes_mcp.is_registered(read_text(config)):
+            return [(config, "MCP server (hermes mcp add)")]
+        return []
 
     def roots(self, home: Path) -> list[Path]:
         return [home / ".hermes"]

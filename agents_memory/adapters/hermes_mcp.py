@@ -1,12 +1,13 @@
 """Registering our MCP server with Hermes Agent through Hermes's own command.
 
 Hermes keeps its MCP servers in ``~/.hermes/config.yaml``; rather than edit YAML, install runs
-``hermes mcp add mcp-agents-memory --command <mcp-agents-memory>`` (Hermes 0.19.0) when
-``hermes`` is on PATH. The command asks questions when something is off (the ``mcp`` extra
-missing, the server not answering); it runs with no input, so each question takes its default,
-and the outcome is read back from ``config.yaml``: a name that is not there is reported with the
-command to run by hand. Without ``hermes`` on PATH the command is the note. Uninstall leaves
-the entry, and says how to remove it (``hermes mcp remove mcp-agents-memory``).
+``hermes mcp add mcp-agents-memory --command <mcp-agents-memory>`` and uninstall
+``hermes mcp remove mcp-agents-memory`` (Hermes 0.19.0) when ``hermes`` is on PATH. Both
+commands ask questions (``Enable all 7 tools? [Y/n/select]``, ``Save config anyway? [y/N]``
+when the server does not answer, ``Remove server '…'? [Y/n]``) and cancel on end of input, so
+each runs with empty lines for input: every question takes its default. The outcome is read
+back from ``config.yaml``; a failure is reported with the command to run by hand. Without
+``hermes`` on PATH the command is the note.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from agents_memory.adapters.base import MCP_SERVER_NAME, InstallContext
 
 TIMEOUT_SEC = 60.0
 REMOVAL = f"hermes mcp remove {MCP_SERVER_NAME}"
+DEFAULT_ANSWERS = "\n" * 8
+"""What the commands read: an empty line per question, i.e. its default (not end of input,
+which cancels)."""
 
 
 def config_yaml(home: Path) -> Path:
@@ -27,6 +31,10 @@ def config_yaml(home: Path) -> Path:
 
 def add_command(hermes: str, mcp_server: Path) -> list[str]:
     return [hermes, "mcp", "add", MCP_SERVER_NAME, "--command", str(mcp_server)]
+
+
+def remove_command(hermes: str) -> list[str]:
+    return [hermes, "mcp", "remove", MCP_SERVER_NAME]
 
 
 def is_registered(config_text: str | None) -> bool:
@@ -48,24 +56,40 @@ def register(ctx: InstallContext) -> list[str]:
         return [f"hermes is not on PATH: register the MCP server with `{shown}`"]
     if ctx.dry_run:
         return [f"would run `{shown}`"]
-    return _run(ctx, add_command(hermes, ctx.commands.mcp_server), shown)
+    outcome = _run(add_command(hermes, ctx.commands.mcp_server))
+    if is_registered(ctx.read_text(config_yaml(ctx.home))):
+        return [f"registered the MCP server with `{shown}`"]
+    return [f"Hermes did not register the MCP server ({outcome}); run `{shown}`"]
 
 
-def _run(ctx: InstallContext, argv: list[str], shown: str) -> list[str]:
-    """``argv`` with no input (each question takes its default), judged by ``config.yaml``."""
+def unregister(ctx: InstallContext) -> list[str]:
+    """Run ``hermes mcp remove`` for our server (uninstall's step) when ``config.yaml`` has it."""
+    if not is_registered(ctx.read_text(config_yaml(ctx.home))):
+        return []
+    hermes = ctx.which("hermes")
+    if hermes is None:
+        return [f"hermes is not on PATH: remove the MCP server with `{REMOVAL}`"]
+    if ctx.dry_run:
+        return [f"would run `{REMOVAL}`"]
+    outcome = _run(remove_command(hermes))
+    if not is_registered(ctx.read_text(config_yaml(ctx.home))):
+        return [f"removed the MCP server with `{REMOVAL}`"]
+    return [f"Hermes did not remove the MCP server ({outcome}); run `{REMOVAL}`"]
+
+
+def _run(argv: list[str]) -> str:
+    """``argv`` answering every question with its default; what happened, for a note (the
+    caller judges success by ``config.yaml``)."""
     try:
         proc = subprocess.run(
             argv,
-            stdin=subprocess.DEVNULL,
+            input=DEFAULT_ANSWERS,
             capture_output=True,
             text=True,
             timeout=TIMEOUT_SEC,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return [f"`{shown}` did not finish ({exc}); run it yourself"]
-    if is_registered(ctx.read_text(config_yaml(ctx.home))):
-        return [f"registered the MCP server with `{shown}`"]
-    said = (proc.stdout + proc.stderr).strip().splitlines()
-    why = f": {said[0].strip()}" if said else ""
-    return [f"Hermes did not register the MCP server (exit {proc.returncode}{why}); run `{shown}`"]
+        return f"it did not finish: {exc}"
+    said = [line.strip() for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    return f"exit {proc.returncode}: {said[0]}" if said else f"exit {proc.returncode}"

@@ -4,7 +4,7 @@ One function applies every plan (:meth:`Installer.run`): it renders each file ed
 file's current text (:mod:`agents_memory.install.edits`), shows diffs for ``--dry-run``, and
 otherwise backs up and writes (:mod:`agents_memory.install.fileio`). A client whose config file
 is malformed is skipped with a one-line error; the others proceed. Then each adapter's own
-step (:meth:`~agents_memory.adapters.base.Adapter.post_install`, given an
+step (:meth:`~agents_memory.adapters.base.Adapter.post_install` or ``post_uninstall``, given an
 :class:`~agents_memory.adapters.base.InstallContext` to write through) and the user units
 (:mod:`agents_memory.install.services`). No client is named here: what differs per client is
 the adapter's.
@@ -216,12 +216,13 @@ class Installer:
         backups = Backups(self.stamp)
         for client in report.clients:
             self._apply(client.changes, manifest, backups, action)
+        for client in report.clients:
+            adapter = adapters.get(client.platform)
+            if adapter is not None and client.error is None:
+                ctx = self._context(client, manifest, backups)
+                step = adapter.post_install if action == "install" else adapter.post_uninstall
+                client.notes.extend(step(ctx))
         if action == "install":
-            for client in report.clients:
-                adapter = adapters.get(client.platform)
-                if adapter is not None and client.error is None:
-                    ctx = self._context(client, manifest, backups)
-                    client.notes.extend(adapter.post_install(ctx))
             report.notes.extend(self._start_services(report))
         elif not platforms and self.systemctl is not None and report.changes:
             services.reload(self.systemctl)
@@ -345,8 +346,11 @@ class Installer:
 
     def _dry_run_notes(self, action: Action, adapters: list[Adapter]) -> list[str]:
         notes = ["dry run: nothing was written"]
+        ctx = InstallContext(self.home, True, self.which, read_text, _no_writes, self.commands)
+        if action == "uninstall":
+            for adapter in adapters:
+                notes.extend(adapter.post_uninstall(ctx))
         if action == "install":
-            ctx = InstallContext(self.home, True, self.which, read_text, _no_writes, self.commands)
             for adapter in adapters:
                 notes.extend(adapter.post_install(ctx))
             if self.systemctl is None:

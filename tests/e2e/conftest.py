@@ -1,6 +1,7 @@
-"""Fixtures for the real-CLI suite: the npm-installed CLIs (once per run, cached across runs in
-``$E2E_CLI_ROOT`` or ``~/.cache/mcp-agents-memory-e2e/cli``), the network-namespace check, and
-one recorded end-to-end session per CLI on its own database of the shared embedded server.
+"""Fixtures for the real-CLI suite: the npm- and pip-installed CLIs (once per run, cached across
+runs in ``$E2E_CLI_ROOT`` or ``~/.cache/mcp-agents-memory-e2e/cli``), the network-namespace
+check, and one recorded end-to-end session per CLI on its own database of the shared embedded
+server.
 
 Every reason the machine cannot run the suite (no npm, registry unreachable, no namespaces,
 the product's scripts not installed) is a skip with that reason, never a failure.
@@ -20,11 +21,11 @@ import psycopg
 import pytest
 
 from agents_memory.store.embedded import EmbeddedServer, ServerInfo
+from tests.e2e.clis import CLIS, AgentCli
 from tests.e2e.harness import (
-    CLIS,
-    AgentCli,
     HarnessUnavailable,
     Installed,
+    PipPackage,
     Workspace,
     check_namespaces,
     cli_root,
@@ -67,7 +68,7 @@ def installed_cli(platform: str) -> Installed:
 
 @pytest.fixture(scope="session")
 def all_clis_installed(e2e_machine: None) -> None:
-    """Install all three up front, so the install time is one figure and not a test's."""
+    """Install them all up front, so the install time is one figure and not a test's."""
     for platform in CLIS:
         try:
             _installs.setdefault(platform, ensure_installed(CLIS[platform].package, cli_root()))
@@ -126,7 +127,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.section("real agent CLIs")
     for platform, done in _installs.items():
         took = "cached" if done.install_seconds is None else f"{done.install_seconds:.1f}s"
-        write(f"{platform}: {done.package.spec} {done.version} (npm install: {took})")
+        tool = "pip" if isinstance(done.package, PipPackage) else "npm"
+        write(f"{platform}: {done.package.spec} {done.version} ({tool} install: {took})")
     for outcome in _outcomes:
         steps = ", ".join(f"{k} {v:.1f}s" for k, v in outcome.timings().items())
         write(f"{outcome.platform}: {steps}")

@@ -4,10 +4,12 @@ Run it as a script inside a loopback-only network namespace::
 
     python fake_model.py --port 18080 --log requests.jsonl [--setup-loopback]
 
-It speaks just enough of three wire protocols, chosen by the request path:
+It speaks just enough of four wire protocols, chosen by the request path:
 
 * Anthropic Messages (Claude Code): ``POST /v1/messages`` (SSE when ``stream`` is true);
 * OpenAI Responses (Codex): ``POST /v1/responses`` (SSE);
+* OpenAI Chat Completions (OpenCode, Hermes Agent): ``POST /v1/chat/completions`` (SSE chunks
+  ending in ``[DONE]`` when ``stream`` is true, else one ``chat.completion``);
 * Gemini (Gemini CLI): ``POST /v1beta/models/<m>:streamGenerateContent`` (SSE) and
   ``:generateContent`` (JSON; the CLI's model router asks for JSON matching a schema).
 
@@ -18,8 +20,9 @@ result came back.
 
 Replies are deterministic. The newest user text is searched for a nonce ``E2E-<hex>``; the
 answer is ``FAKE-REPLY to E2E-<hex>.``. When that text contains ``USE_TOOL`` and the request
-offers a tool whose name contains ``--tool`` (default ``search_memory``), the answer is a call
-to that tool with ``--tool-args``; once the conversation holds the tool's result, the answer
+offers a tool whose name contains ``--tool`` (default ``search_memory``; ``USE_TOOL=<name>`` in
+the text names another), the answer is a call to that tool with ``--tool-args`` (for
+``save_message``: :data:`SAVE_ARGS`); once the conversation holds the tool's result, the answer
 is text again, saying whether the result contained ``--expect`` (``seed_found=yes|no``) without
 quoting it. When it prints ``READY <port>`` on stdout, it is listening.
 """
@@ -42,6 +45,9 @@ from pathlib import Path
 from typing import Any
 
 NONCE = re.compile(r"E2E-[0-9a-f]{8}")
+CHOSEN_TOOL = re.compile(r"USE_TOOL=([A-Za-z_]+)")
+SAVE_ARGS = {"role": "user", "message": "A note the model tries to save itself."}
+"""The arguments of a ``save_message`` call (``USE_TOOL=save_message``)."""
 _HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.DOTALL)
 
 
@@ -62,6 +68,9 @@ class Reply:
     text: str = ""
     tool: str | None = None
     namespace: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    tool_result: str | None = None
+    """The tool result this answer follows (logged, for the tests to read)."""
 
     @property
     def kind(self) -> str:
@@ -110,11 +119,15 @@ class Brain:
         about = f" to {nonces[-1]}" if nonces else ""
         if tool_result is not None:
             found = "yes" if self.script.expect and self.script.expect in tool_result else "no"
-            return Reply(f"FAKE-REPLY{about} after the tool: seed_found={found}.")
+            text = f"FAKE-REPLY{about} after the tool: seed_found={found}."
+            return Reply(text, tool_result=tool_result)
         if user_texts and "USE_TOOL" in user_texts[-1]:
+            chosen = CHOSEN_TOOL.search(user_texts[-1])
+            wanted = chosen.group(1) if chosen else self.script.tool
+            args = SAVE_ARGS if wanted == "save_message" else self.script.tool_args
             for name, namespace in tools:
-                if self.script.tool in name:
-                    return Reply(tool=name, namespace=namespace)
+                if wanted in name:
+                    return Reply(tool=name, namespace=namespace, args=dict(args))
         return Reply(f"FAKE-REPLY{about}.")
 
 
@@ -164,6 +177,7 @@ class Handler(BaseHTTPRequestHandler):
             "reply_kind": reply.kind if reply else None,
             "reply_text": reply.text if reply else None,
             "tool": reply.tool if reply else None,
+            "tool_result": reply.tool_result if reply else None,
         }
         with self.lock, self.brain.script.log.open("a", encoding="utf-8") as out:
             out.write(json.dumps(entry, ensure_ascii=False) + "\n")
@@ -186,7 +200,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _sse(self, data: Any, event: str | None = None) -> None:
         head = f"event: {event}\n" if event else ""
-        self.wfile.write(f"{head}data: {json.dumps(data)}\n\n".encode())
+        payload = data if isinstance(data, str) else json.dumps(data)
+        self.wfile.write(f"{head}data: {payload}\n\n".encode())
         self.wfile.flush()
 
     # --- routing ----------------------------------------------------------------------------
@@ -206,18 +221,21 @@ class Handler(BaseHTTPRequestHandler):
         raw, body = self._read()
         body = body if isinstance(body, dict) else {}
         path = self.path.split("?")[0]
-        if path.endswith("/messages/count_tokens"):
-            self._record(body, None)
-            return self._json({"input_tokens": max(1, len(raw) // 4)})
-        if path.endswith("/messages"):
-            return self.anthropic(body)
-        if path.endswith("/responses"):
-            return self.openai_responses(body)
+        counted = {"/messages/count_tokens": "input_tokens", ":countTokens": "totalTokens"}
+        for suffix, key in counted.items():
+            if path.endswith(suffix):
+                self._record(body, None)
+                return self._json({key: max(1, len(raw) // 4)})
         if ":streamGenerateContent" in path or ":generateContent" in path:
             return self.gemini(body, stream=":streamGenerateContent" in path)
-        if ":countTokens" in path:
-            self._record(body, None)
-            return self._json({"totalTokens": max(1, len(raw) // 4)})
+        routes = {
+            "/messages": self.anthropic,
+            "/responses": self.openai_responses,
+            "/chat/completions": self.chat_completions,
+        }
+        for suffix, handle in routes.items():
+            if path.endswith(suffix):
+                return handle(body)
         self._record(body, None)
         return self._json({})
 
@@ -238,7 +256,7 @@ class Handler(BaseHTTPRequestHandler):
         reply = self.brain.decide(user_texts, tools, results[-1] if results else None)
         self._record(body, reply)
         if reply.tool:
-            args = json.dumps(self.brain.script.tool_args)
+            args = json.dumps(reply.args)
             start = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}"}
             start |= {"name": reply.tool, "input": {}}
             delta = {"type": "input_json_delta", "partial_json": args}
@@ -299,7 +317,7 @@ class Handler(BaseHTTPRequestHandler):
                 "id": f"fc_{uuid.uuid4().hex[:16]}",
                 "call_id": f"call_{uuid.uuid4().hex[:16]}",
                 "name": reply.tool,
-                "arguments": json.dumps(self.brain.script.tool_args),
+                "arguments": json.dumps(reply.args),
                 "status": "completed",
             }
             if reply.namespace:
@@ -342,6 +360,52 @@ class Handler(BaseHTTPRequestHandler):
         self._sse(done, "response.output_item.done")
         self._sse({"type": "response.completed", "response": response}, "response.completed")
 
+    # --- OpenAI Chat Completions -----------------------------------------------------------
+
+    def chat_completions(self, body: dict[str, Any]) -> None:
+        tool_result, user_texts = None, []
+        for message in body.get("messages") or []:
+            if message.get("role") == "tool":
+                tool_result = text_of(message.get("content"))
+            elif message.get("role") == "user":
+                user_texts.append(text_of(message.get("content")))
+                tool_result = None
+        tools = [
+            ((tool.get("function") or {}).get("name", ""), None) for tool in body.get("tools") or []
+        ]
+        reply = self.brain.decide(user_texts, tools, tool_result)
+        self._record(body, reply)
+        base = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:20]}",
+            "created": int(time.time()),
+            "model": body.get("model", "fake-model"),
+        }
+        usage = {"prompt_tokens": 10, "completion_tokens": 12, "total_tokens": 22}
+        finish = "tool_calls" if reply.tool else "stop"
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.tool:
+            function = {"name": reply.tool, "arguments": json.dumps(reply.args)}
+            call = {"id": f"call_{uuid.uuid4().hex[:16]}", "type": "function"}
+            message["tool_calls"] = [call | {"function": function}]
+        if not body.get("stream"):
+            choice = {"index": 0, "message": message, "finish_reason": finish}
+            return self._json(
+                base | {"object": "chat.completion", "choices": [choice]} | {"usage": usage}
+            )
+        chunk = base | {"object": "chat.completion.chunk"}
+        self._sse_start()
+        first = {"role": "assistant", "content": ""}
+        self._sse(chunk | {"choices": [{"index": 0, "delta": first, "finish_reason": None}]})
+        if reply.tool:
+            delta: dict[str, Any] = {"tool_calls": [message["tool_calls"][0] | {"index": 0}]}
+        else:
+            delta = {"content": reply.text}
+        self._sse(chunk | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        last = [{"index": 0, "delta": {}, "finish_reason": finish}]
+        self._sse(chunk | {"choices": last, "usage": usage})
+        self._sse("[DONE]")
+        return None
+
     # --- Gemini -----------------------------------------------------------------------------
 
     def gemini(self, body: dict[str, Any], *, stream: bool) -> None:
@@ -367,7 +431,7 @@ class Handler(BaseHTTPRequestHandler):
             reply = self.brain.decide(user_texts, tools, tool_result)
         self._record(body, reply)
         if reply.tool:
-            call = {"name": reply.tool, "args": self.brain.script.tool_args}
+            call = {"name": reply.tool, "args": reply.args}
             parts: list[dict[str, Any]] = [{"functionCall": call}]
         else:
             parts = [{"text": reply.text}]

@@ -1,8 +1,9 @@
-"""Our harness for the real agent CLIs: npm installs, a loopback-only network namespace with
-the fake model in it, and one class per CLI that knows its config files and headless flags.
+"""Our harness for the real agent CLIs: npm and pip installs, a loopback-only network namespace
+with the fake model in it, and one class per CLI that knows its config files and headless flags.
 
 Nothing here knows about pytest; ``conftest.py`` turns it into fixtures. The CLIs are installed
-with npm into a cache directory and reused; every run gets a throwaway HOME and project dir,
+with npm (or, for Hermes Agent, pip into a venv of its own) into a cache directory and reused;
+every run gets a throwaway HOME and project dir,
 and runs inside a network namespace that has only ``lo`` (``unshare -n``), so a CLI can reach
 nothing but our fake model on 127.0.0.1.
 """
@@ -20,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 FAKE_MODEL = HERE / "fake_model.py"
@@ -86,7 +87,7 @@ def run(
     return Ran(list(argv), proc.returncode, out, err, time.monotonic() - started)
 
 
-# --- npm installs -----------------------------------------------------------------------------
+# --- npm and pip installs ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +98,22 @@ class NpmPackage:
 
 
 @dataclass(frozen=True, slots=True)
+class PipPackage:
+    """A CLI from PyPI, installed into ``<root>/<name>/venv``; its ``binary`` is linked alone
+    into ``<root>/<name>/bin`` (so the venv's ``python`` does not shadow the system's on PATH)."""
+
+    name: str
+    spec: str
+    binary: str
+    distribution: str
+
+
+Package = NpmPackage | PipPackage
+
+
+@dataclass(frozen=True, slots=True)
 class Installed:
-    package: NpmPackage
+    package: Package
     bin_dir: Path
     version: str
     install_seconds: float | None
@@ -112,8 +127,10 @@ def cli_root() -> Path:
     return Path.home() / ".cache" / "mcp-agents-memory-e2e" / "cli"
 
 
-def ensure_installed(package: NpmPackage, root: Path, timeout: float = 300.0) -> Installed:
-    """``npm install`` the package into ``root/<name>`` unless its binary is already there."""
+def ensure_installed(package: Package, root: Path, timeout: float = 300.0) -> Installed:
+    """Install the package into ``root/<name>`` unless its binary is already there."""
+    if isinstance(package, PipPackage):
+        return _ensure_pip(package, root, timeout)
     target = root / package.name
     bin_dir = target / "node_modules" / ".bin"
     seconds = None
@@ -137,6 +154,36 @@ def ensure_installed(package: NpmPackage, root: Path, timeout: float = 300.0) ->
     )
     if version.returncode != 0:
         raise HarnessUnavailable(f"{package.spec} is installed but does not run:\n{version.tail()}")
+    return Installed(package, bin_dir, version.stdout.strip(), seconds)
+
+
+def _ensure_pip(package: PipPackage, root: Path, timeout: float) -> Installed:
+    """``python -m venv`` + ``pip install`` (the version is read from the installed metadata:
+    Hermes's ``--version`` checks for updates online)."""
+    target = root / package.name
+    venv, bin_dir = target / "venv", target / "bin"
+    python = venv / "bin" / "python"
+    seconds = None
+    if not (bin_dir / package.binary).exists():
+        started = time.monotonic()
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        made = run([sys.executable, "-m", "venv", str(venv)], env=os.environ, cwd=target)
+        if made.returncode != 0:
+            raise HarnessUnavailable(f"cannot create a venv for {package.spec}:\n{made.tail(8)}")
+        argv = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        done = run([*argv, package.spec], env=os.environ, cwd=target, timeout=timeout * 2)
+        if done.returncode != 0 or not (venv / "bin" / package.binary).exists():
+            raise HarnessUnavailable(
+                f"`pip install {package.spec}` failed (index unreachable?):\n{done.tail(8)}"
+            )
+        bin_dir.mkdir()
+        (bin_dir / package.binary).symlink_to(venv / "bin" / package.binary)
+        seconds = time.monotonic() - started
+    code = f"import importlib.metadata as m; print(m.version({package.distribution!r}))"
+    version = run([str(python), "-c", code], env=os.environ, cwd=target, timeout=60)
+    if version.returncode != 0:
+        raise HarnessUnavailable(f"{package.spec} is installed but broken:\n{version.tail()}")
     return Installed(package, bin_dir, version.stdout.strip(), seconds)
 
 
@@ -219,7 +266,7 @@ def model_server(
             proc.stdout.close()
 
 
-# --- the agent CLIs ---------------------------------------------------------------------------
+# --- the throwaway home ------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -252,157 +299,3 @@ class Workspace:
             "HOOK_TIMEOUT_MS": "30000",
         }
         return env | self.extra_env
-
-
-class AgentCli:
-    """What differs between the CLIs. Subclasses set the class attributes."""
-
-    platform: ClassVar[str]
-    package: ClassVar[NpmPackage]
-    #: files ``memory-capture install`` edits (relative to HOME), checked after ``uninstall``
-    config_files: ClassVar[tuple[str, ...]]
-
-    def __init__(self, installed: Installed) -> None:
-        self.installed = installed
-
-    @property
-    def exe(self) -> str:
-        return str(self.installed.bin_dir / self.package.binary)
-
-    def prepare(self, ws: Workspace) -> None:
-        """Write the user's own settings (model provider, telemetry off) before our install."""
-
-    def after_install(self, ws: Workspace) -> None:
-        """Settings a user would add after install (approvals)."""
-
-    def mcp_list(self) -> list[str]:
-        return [self.exe, "mcp", "list"]
-
-    def headless(self, prompt: str) -> list[str]:
-        raise NotImplementedError
-
-    def transcripts(self, home: Path) -> list[Path]:
-        raise NotImplementedError
-
-
-MODEL_URL = f"http://127.0.0.1:{MODEL_PORT}"
-
-
-class ClaudeCode(AgentCli):
-    platform = "claude-code"
-    package = NpmPackage("claude", "@anthropic-ai/claude-code", "claude")
-    config_files = (".claude/settings.json", ".claude.json")
-
-    def prepare(self, ws: Workspace) -> None:
-        ws.extra_env |= {
-            "ANTHROPIC_BASE_URL": MODEL_URL,
-            "ANTHROPIC_API_KEY": "dummy",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-            "ENABLE_TOOL_SEARCH": "false",
-            # `-p` connects MCP servers in the background and sends the first request without
-            # waiting; ours takes seconds to import (the mcp SDK), so it would miss the turn.
-            "MCP_CONNECTION_NONBLOCKING": "false",
-            "MCP_CONNECT_TIMEOUT_MS": "120000",
-            "MCP_TIMEOUT": "120000",
-        }
-
-    def headless(self, prompt: str) -> list[str]:
-        tool = "mcp__mcp-agents-memory__search_memory"
-        return [self.exe, "-p", prompt, "--output-format", "json", "--allowedTools", tool]
-
-    def transcripts(self, home: Path) -> list[Path]:
-        return sorted((home / ".claude" / "projects").glob("*/*.jsonl"))
-
-
-class CodexCli(AgentCli):
-    platform = "codex-cli"
-    package = NpmPackage("codex", "@openai/codex", "codex")
-    config_files = (".codex/hooks.json", ".codex/config.toml")
-
-    def prepare(self, ws: Workspace) -> None:
-        ws.extra_env |= {"FAKE_API_KEY": "dummy"}
-        config = ws.home / ".codex" / "config.toml"
-        config.parent.mkdir(parents=True, exist_ok=True)
-        config.write_text(
-            f"""\
-# the user's own Codex settings (a local model provider)
-model = "fake-model"
-model_provider = "fake"
-approval_policy = "never"
-sandbox_mode = "workspace-write"
-check_for_update_on_startup = false
-
-[model_providers.fake]
-name = "Fake local"
-base_url = "{MODEL_URL}/v1"
-wire_api = "responses"
-env_key = "FAKE_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[features]
-plugins = false
-apps = false
-remote_plugin = false
-in_app_updates = false
-
-[analytics]
-enabled = false
-
-[projects."{ws.project}"]
-trust_level = "trusted"
-""",
-            encoding="utf-8",
-        )
-
-    def after_install(self, ws: Workspace) -> None:
-        # With approval_policy = "never", `codex exec` refuses MCP tools not approved up front;
-        # a user approves ours once. Appending a key to our table is what that amounts to.
-        import tomlkit
-
-        config = ws.home / ".codex" / "config.toml"
-        doc = tomlkit.parse(config.read_text(encoding="utf-8"))
-        ours = doc["mcp_servers"]["mcp-agents-memory"]  # type: ignore[index]
-        ours["default_tools_approval_mode"] = "approve"  # type: ignore[index]
-        config.write_text(tomlkit.dumps(doc), encoding="utf-8")
-
-    def headless(self, prompt: str) -> list[str]:
-        return [self.exe, "exec", "--skip-git-repo-check", "--json", prompt]
-
-    def transcripts(self, home: Path) -> list[Path]:
-        return sorted((home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
-
-
-class GeminiCli(AgentCli):
-    platform = "gemini-cli"
-    package = NpmPackage("gemini", "@google/gemini-cli", "gemini")
-    config_files = (".gemini/settings.json",)
-
-    def prepare(self, ws: Workspace) -> None:
-        ws.extra_env |= {"GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": MODEL_URL}
-        settings = {
-            "security": {
-                "auth": {"selectedType": "gemini-api-key"},
-                "folderTrust": {"enabled": False},
-            },
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-        }
-        path = ws.home / ".gemini" / "settings.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-
-    def headless(self, prompt: str) -> list[str]:
-        tool = "mcp_mcp-agents-memory_search_memory"
-        return [self.exe, "-p", prompt, "--output-format", "json", "--allowed-tools", tool]
-
-    def transcripts(self, home: Path) -> list[Path]:
-        return sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))
-
-
-CLIS: dict[str, type[AgentCli]] = {cls.platform: cls for cls in (ClaudeCode, CodexCli, GeminiCli)}

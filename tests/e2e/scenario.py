@@ -6,7 +6,11 @@ others' results)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,10 +18,11 @@ from typing import Any
 
 import psycopg
 
+from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.store import migrate
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
+from tests.e2e.clis import AgentCli
 from tests.e2e.harness import (
-    AgentCli,
     ModelServer,
     Ran,
     Workspace,
@@ -78,6 +83,7 @@ class Outcome:
     ws: Workspace
     hello_nonce: str
     tool_nonce: str
+    save_nonce: str = field(default_factory=lambda: f"E2E-{uuid.uuid4().hex[:8]}")
     steps: dict[str, Ran] = field(default_factory=dict)
     tool_attempts: list[Ran] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -86,6 +92,8 @@ class Outcome:
     rows_after_second_backfill: list[dict[str, Any]] = field(default_factory=list)
     installed_configs: dict[str, str | None] = field(default_factory=dict)
     uninstalled_configs: dict[str, str | None] = field(default_factory=dict)
+    refreshed_brief_file: str | None = None
+    """The client's managed context file after the capture daemon's first refresh."""
 
     @property
     def platform(self) -> str:
@@ -132,6 +140,10 @@ def run_session(cli: AgentCli, ws: Workspace, conninfo: str, logs: Path) -> Outc
     )
     outcome.installed_configs = read_configs(ws.home, cli.config_files)
     cli.after_install(ws)
+    if cli.brief_file:
+        brief_file = ws.home / cli.brief_file
+        outcome.steps["brief in file"] = daemon_refresh(capture, brief_file, env=env, cwd=cwd)
+        outcome.refreshed_brief_file = read_configs(ws.home, (cli.brief_file,))[cli.brief_file]
 
     tool_args = {"query": SEED_WORD, "agent_platform": "*"}
     with model_server(logs / "requests.jsonl", expect=SEED_WORD, tool_args=tool_args) as model:
@@ -143,6 +155,9 @@ def run_session(cli: AgentCli, ws: Workspace, conninfo: str, logs: Path) -> Outc
             outcome.tool_attempts.append(run(model.wrap(cli.headless(ask)), env=env, cwd=cwd))
             if _tool_answered(model, outcome.tool_nonce):
                 break
+        if cli.save_probe:
+            save = f"USE_TOOL=save_message: keep this note. {outcome.save_nonce}"
+            outcome.steps["save probe"] = run(model.wrap(cli.headless(save)), env=env, cwd=cwd)
         outcome.requests = model.requests()
     outcome.transcripts = cli.transcripts(ws.home)
 
@@ -156,6 +171,8 @@ def run_session(cli: AgentCli, ws: Workspace, conninfo: str, logs: Path) -> Outc
         [*capture, "uninstall", "--platform", platform, "--yes"], env=env, cwd=cwd
     )
     outcome.uninstalled_configs = read_configs(ws.home, cli.config_files)
+    # install started the capture daemon in the background; `uninstall --platform` leaves it
+    outcome.steps["stop daemon"] = run([*capture, "stop"], env=env, cwd=cwd)
     (logs / "outcome.json").write_text(
         json.dumps(
             {"timings": outcome.timings(), "transcripts": [str(p) for p in outcome.transcripts]}
@@ -163,6 +180,50 @@ def run_session(cli: AgentCli, ws: Workspace, conninfo: str, logs: Path) -> Outc
         encoding="utf-8",
     )
     return outcome
+
+
+def daemon_refresh(
+    capture: list[str], brief_file: Path, *, env: dict[str, str], cwd: Path, timeout: float = 90
+) -> Ran:
+    """Wait until the capture daemon has written the brief into ``brief_file``'s managed block.
+    Install has started one in the background (it usually has done so already); this runs
+    another (``memory-capture run``, which refreshes the blocks too) in case install could
+    not, and stops it with SIGTERM as a service manager would."""
+    argv = [*capture, "run", "--no-cold-path", "--poll"]
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    note = ""
+    while not _has_brief(brief_file):
+        if proc.poll() is not None:
+            break
+        if time.monotonic() - started > timeout:
+            note = f"\n[harness] no brief in {brief_file} after {timeout:.0f}s"
+            break
+        time.sleep(0.2)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+    return Ran(argv, proc.returncode, out, err + note, time.monotonic() - started)
+
+
+def _has_brief(path: Path) -> bool:
+    try:
+        return BRIEF_MARKER in path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _tool_answered(model: ModelServer, nonce: str) -> bool:

@@ -17,9 +17,10 @@ import psycopg
 import pytest
 
 from agents_memory.store.embedded import EmbeddedServer, ServerInfo
+from tests.e2e.clis import CLIS
 from tests.e2e.conftest import fresh_database, installed_cli
 from tests.e2e.fake_model import text_of
-from tests.e2e.harness import CLIS, Workspace, model_server, priority, run
+from tests.e2e.harness import Workspace, model_server, priority, run
 from tests.e2e.scenario import prepare_database, product_command, write_product_settings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
@@ -58,6 +59,9 @@ def two_agents(
             cli.after_install(ws)
         del env
         yield ws, conninfo, base / "logs"
+        # install started the capture daemon in the background; `uninstall --platform` would not
+        # stop it either
+        run([*capture, "stop"], env=ws.env(), cwd=cwd)
     if os.environ.get("E2E_KEEP") != "1":
         shutil.rmtree(base, ignore_errors=True)
 

@@ -1,8 +1,11 @@
-"""Install registers our MCP server with Hermes through `hermes mcp add` (its config is YAML).
+"""Install registers our MCP server with Hermes through `hermes mcp add` (its config is YAML),
+uninstall takes it out through `hermes mcp remove`.
 
 The `hermes` here is a small script standing in for Hermes 0.19.0's CLI: it logs its argv and,
-like Hermes, writes the server under `mcp_servers:` in ~/.hermes/config.yaml — or, like a Hermes
-without its `mcp` extra answering the default "no", saves nothing.
+like Hermes, asks a question first and cancels on end of input (a `[Y/n]` answered by an empty
+line takes the default), then writes the server under `mcp_servers:` in ~/.hermes/config.yaml
+or takes it out again — or, like a Hermes without its `mcp` extra answering the default "no",
+saves nothing. The real program does the same in the e2e suite (tests/e2e).
 """
 
 from __future__ import annotations
@@ -17,9 +20,19 @@ REGISTERING = """\
 #!{python}
 import sys
 open({log!r}, "a").write(" ".join(sys.argv[1:]) + "\\n")
-name, command = sys.argv[3], sys.argv[5]
-with open({config!r}, "a") as f:
-    f.write(f"mcp_servers:\\n  {{name}}:\\n    command: {{command}}\\n")
+print("  Enable all 7 tools? [Y/n/select]: " if sys.argv[2] == "add" else "Remove? [Y/n]: ")
+if sys.stdin.readline().strip() not in ("", "y", "Y"):
+    print("  Cancelled.")
+    sys.exit(0)
+if sys.argv[2] == "add":
+    name, command = sys.argv[3], sys.argv[5]
+    with open({config!r}, "a") as f:
+        f.write(f"mcp_servers:\\n  {{name}}:\\n    command: {{command}}\\n")
+else:
+    with open({config!r}) as f:
+        kept = f.read().split("mcp_servers:")[0]
+    with open({config!r}, "w") as f:
+        f.write(kept)
 """
 
 DECLINING = """\
@@ -82,6 +95,31 @@ def test_without_hermes_on_path_or_in_a_dry_run_the_command_is_only_shown(
     assert not log.exists()
 
 
-def test_uninstall_says_how_to_take_our_entry_out_of_hermes(home: Path, make_installer) -> None:
+def test_uninstall_runs_hermes_mcp_remove_and_leaves_the_users_settings(
+    home: Path, tmp_path: Path, commands: Commands, make_installer
+) -> None:
+    hermes, log = fake_hermes(tmp_path, home, REGISTERING)
+    installer = make_installer(which=lambda name: str(hermes) if name == "hermes" else None)
+    installer.run("install", ("hermes",))
+    dry = installer.run("uninstall", ("hermes",), dry_run=True)
+    assert "would run `hermes mcp remove mcp-agents-memory`" in dry.notes
+    report = installer.run("uninstall", ("hermes",))
+    assert log.read_text("utf-8").splitlines()[-1] == "mcp remove mcp-agents-memory"
+    assert "removed the MCP server with `hermes mcp remove mcp-agents-memory`" in notes(report)
+    config = (home / ".hermes" / "config.yaml").read_text("utf-8")
+    assert "mcp-agents-memory" not in config and "provider: custom" in config
+    again = installer.run("uninstall", ("hermes",))
+    assert len(log.read_text("utf-8").splitlines()) == 2, "nothing left to remove, no command"
+    assert not any("the MCP server" in n for n in notes(again)), notes(again)
+
+
+def test_uninstall_without_hermes_on_path_says_how_to_take_our_entry_out(
+    home: Path, tmp_path: Path, make_installer
+) -> None:
+    hermes, _log = fake_hermes(tmp_path, home, REGISTERING)
+    make_installer(which=lambda _name: str(hermes)).run("install", ("hermes",))
     report = make_installer().run("uninstall", ("hermes",))
-    assert any("hermes mcp remove mcp-agents-memory" in n for n in notes(report))
+    shown = (
+        "hermes is not on PATH: remove the MCP server with `hermes mcp remove mcp-agents-memory`"
+    )
+    assert shown in notes(report)

@@ -1,0 +1,459 @@
+"""Fault injection for the clients that keep sessions in SQLite (OpenCode, Hermes Agent): the
+real ``memory-capture run`` daemon against real copies of the recorded stores, written the way
+the clients write them (WAL mode, a writer connection that stays open, write transactions held
+while we read, rows added while the daemon runs, a daemon killed mid-write, a locked, truncated
+or replaced file, a newer release's record kinds and columns), with the real embedded
+PostgreSQL. Each test checks by key that nothing is lost or doubled, that the daemon keeps
+going with the problem counted in ``status``, and that the client's file is never written or
+held locked by our reads. Expected keys come from what the test wrote, never from the adapters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.capture.test_faults import CAPTURE, Home, Proc, alive, wait_for
+from tests.capture.transcripts import claude_exchange, claude_session_path, expected_texts
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+
+
+# --- the two clients, written as they write -------------------------------------------------
+@dataclass(frozen=True)
+class Client:
+    platform: str
+    fixture: Path
+    home_path: str
+
+    def install(self, home: Home, *, wal: bool = True) -> Path:
+        """The recorded store copied to where the client keeps it, in WAL mode as written."""
+        path = home.path / self.home_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(self.fixture, path)
+        if wal:
+            with sqlite3.connect(path) as conn:
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.close()
+        return path
+
+    def fixture_keys(self) -> set[str]:
+        with sqlite3.connect(f"file:{self.fixture}?mode=ro", uri=True) as conn:
+            keys = (_opencode_keys if self.platform == "opencode" else _hermes_keys)(conn)
+        conn.close()
+        return keys
+
+    def add_exchange(self, conn: sqlite3.Connection, n: int) -> set[str]:
+        """One user and one completed assistant turn (text unique to ``n``); their keys."""
+        if self.platform == "opencode":
+            at = int(time.time() * 1000)
+            user, reply = f"msg_fault{n:06d}u", f"msg_fault{n:06d}a"
+            oc_message(conn, user, {"role": "user", "time": {"created": at}}, at)
+            oc_part(conn, f"{user}_p", user, {"type": "text", "text": f"oc question {n}"}, at)
+            done = {"role": "assistant", "time": {"created": at, "completed": at + 1}}
+            oc_message(conn, reply, {**done, "modelID": "m"}, at + 1)
+            oc_part(conn, f"{reply}_p", reply, {"type": "text", "text": f"oc answer {n}"}, at + 1)
+            return {f"opencode:{user}", f"opencode:{reply}"}
+        return {
+            hermes_message(conn, "user", f"hermes question {n}"),
+            hermes_message(conn, "assistant", f"hermes answer {n}"),
+        }
+
+
+OPENCODE = Client(
+    "opencode",
+    FIXTURES / "opencode" / "opencode-1.18.33.db",
+    ".local/share/opencode/opencode.db",
+)
+HERMES = Client("hermes", FIXTURES / "hermes" / "state-0.19.0.db", ".hermes/state.db")
+CLIENTS = pytest.mark.parametrize("client", [OPENCODE, HERMES], ids=["opencode", "hermes"])
+
+
+def _opencode_keys(conn: sqlite3.Connection) -> set[str]:
+    """Messages with a real text part: users, and assistants that completed."""
+    rows = conn.execute(
+        "SELECT DISTINCT m.id FROM message m JOIN part p ON p.message_id = m.id"
+        " WHERE json_extract(p.data, '$.type') = 'text'"
+        " AND trim(coalesce(json_extract(p.data, '$.text'), '')) != ''"
+        " AND coalesce(json_extract(p.data, '$.synthetic'), 0) = 0"
+        " AND (json_extract(m.data, '$.role') = 'user'"
+        "  OR json_extract(m.data, '$.time.completed') IS NOT NULL)"
+    )
+    return {f"opencode:{mid}" for (mid,) in rows}
+
+
+def _hermes_keys(conn: sqlite3.Connection) -> set[str]:
+    rows = conn.execute(
+        "SELECT session_id, id FROM messages"
+        " WHERE role IN ('user', 'assistant') AND trim(coalesce(content, '')) != ''"
+    )
+    return {f"hermes:{sid}:{mid}" for sid, mid in rows}
+
+
+def oc_message(conn: sqlite3.Connection, mid: str, data: dict[str, Any], at: int) -> None:
+    session = conn.execute("SELECT id FROM session WHERE parent_id IS NULL LIMIT 1").fetchone()[0]
+    conn.execute(
+        "INSERT OR REPLACE INTO message VALUES (?, ?, ?, ?, ?)",
+        (mid, session, at, at, json.dumps(data)),
+    )
+
+
+def oc_part(conn: sqlite3.Connection, pid: str, mid: str, data: dict[str, Any], at: int) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO part VALUES"
+        " (?, ?, (SELECT session_id FROM message WHERE id = ?), ?, ?, ?)",
+        (pid, mid, mid, at, at, json.dumps(data)),
+    )
+
+
+def hermes_message(conn: sqlite3.Connection, role: str, content: str) -> str:
+    """A message in the store's first session, as Hermes inserts it: complete."""
+    (session,) = conn.execute("SELECT id FROM sessions ORDER BY started_at LIMIT 1").fetchone()
+    cur = conn.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+        (session, role, content, time.time()),
+    )
+    return f"hermes:{session}:{cur.lastrowid}"
+
+
+def writer(path: Path) -> sqlite3.Connection:
+    """The client's own connection: WAL, no busy wait (a lock of ours would fail its write),
+    transactions begun and committed explicitly."""
+    conn = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return conn
+
+
+def commit_exchanges(conn: sqlite3.Connection, client: Client, start: int, count: int) -> set[str]:
+    keys: set[str] = set()
+    for n in range(start, start + count):
+        conn.execute("BEGIN IMMEDIATE")
+        keys |= client.add_exchange(conn, n)
+        conn.execute("COMMIT")
+    return keys
+
+
+def snapshot(*paths: Path) -> dict[str, tuple[str, int] | None]:
+    """Bytes (digest) and mtime of each file, ``None`` when absent."""
+    return {
+        p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        if p.exists()
+        else None
+        for p in paths
+    }
+
+
+# --- PostgreSQL and status ----------------------------------------------------------------------
+class Rows:
+    """What the daemon stored, by key, on an autocommit connection of its own."""
+
+    def __init__(self, url: str) -> None:
+        self.conn = psycopg.connect(url, autocommit=True)
+
+    def keys(self, platform: str) -> list[str]:
+        try:
+            rows = self.conn.execute(
+                "SELECT external_uuid FROM memory WHERE agent_platform = %s", (platform,)
+            ).fetchall()
+        except psycopg.errors.UndefinedTable:
+            return []  # the daemon has not migrated the database yet
+        return [str(row[0]) for row in rows]
+
+    def holds(self, platform: str, expected: set[str], proc: Proc) -> Callable[[], bool]:
+        return lambda: alive(proc)() and set(self.keys(platform)) >= expected
+
+    def assert_exactly(self, platform: str, expected: set[str]) -> None:
+        keys = self.keys(platform)
+        assert len(keys) == len(set(keys)), "a turn was stored twice"
+        assert set(keys) == expected, (sorted(expected - set(keys)), sorted(set(keys) - expected))
+
+
+@pytest.fixture
+def home(tmp_path: Path, db_url: str) -> Iterator[Home]:
+    root = tmp_path / "home"
+    root.mkdir()
+    made = Home(root, db_url)
+    try:
+        yield made
+    finally:
+        made.cleanup()
+
+
+@pytest.fixture
+def rows(db_url: str) -> Iterator[Rows]:
+    reader = Rows(db_url)
+    try:
+        yield reader
+    finally:
+        reader.conn.close()
+
+
+def status(home: Home, platform: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [str(CAPTURE), "status", "--json"],
+        env=home.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=home.path,
+    )
+    item: dict[str, Any] = json.loads(done.stdout)["platforms"][platform]
+    return item
+
+
+def other_client_still_captured(home: Home, rows: Rows, daemon: Proc, n: int) -> None:
+    """A Claude Code turn written now is stored: the daemon goes on with the other clients."""
+    path = claude_session_path(home.path, f"bystander-{n}")
+    path.write_bytes(claude_exchange(f"bystander-{n}", n))
+    texts = expected_texts(1, start=n)
+
+    def stored() -> bool:
+        alive(daemon)()
+        found = rows.conn.execute(
+            "SELECT message FROM memory WHERE agent_platform = 'claude-code'"
+        ).fetchall()
+        return texts <= {str(r[0]) for r in found}
+
+    wait_for(stored, what="a Claude Code turn beside the faulty store")
+
+
+# --- the tests ----------------------------------------------------------------------------------
+@CLIENTS
+def test_turns_committed_while_the_daemon_reads_are_stored_once_and_the_writer_never_waits(
+    home: Home, rows: Rows, client: Client
+) -> None:
+    path = client.install(home)
+    conn = writer(path)
+    daemon = home.start("run")
+    expected = client.fixture_keys()
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:  # with no busy wait: any lock of ours on the file fails a commit here
+            for n in range(40):
+                expected.update(commit_exchanges(conn, client, n, 1))
+                if n % 10 == 9:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                time.sleep(0.02)  # pacing of the workload, not synchronisation
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    thread.join(timeout=60)
+    assert not errors, f"the client could not write while we read: {errors[0]!r}"
+    wait_for(rows.holds(client.platform, expected, daemon), what="every committed turn")
+    conn.execute("PRAGMA busy_timeout = 2000")  # a read in flight may finish; none may stay
+    (busy, _log, _done) = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    assert busy == 0, "a reader of ours still held the database"
+    conn.close()
+    rows.assert_exactly(client.platform, expected)
+    assert len(expected) == len(client.fixture_keys()) + 80
+
+
+@CLIENTS
+def test_a_write_transaction_open_while_we_read_is_stored_once_it_is_committed(
+    home: Home, rows: Rows, client: Client
+) -> None:
+    path = client.install(home)
+    conn = writer(path)
+    conn.execute("BEGIN IMMEDIATE")  # the client mid-write when the daemon starts
+    pending = client.add_exchange(conn, 1)
+    daemon = home.start("run")
+    expected = client.fixture_keys()
+    wait_for(rows.holds(client.platform, expected, daemon), what="the committed turns")
+    assert not pending & set(rows.keys(client.platform)), "an uncommitted turn was read"
+    conn.execute("COMMIT")  # with no busy wait: our reads never held the file
+    expected |= pending
+    wait_for(rows.holds(client.platform, expected, daemon), what="the turns once committed")
+    expected |= commit_exchanges(conn, client, 2, 1)
+    wait_for(rows.holds(client.platform, expected, daemon), what="a later turn")
+    conn.close()
+    rows.assert_exactly(client.platform, expected)
+
+
+def test_an_opencode_reply_still_streaming_is_stored_only_once_completed_and_once(
+    home: Home, rows: Rows
+) -> None:
+    path = OPENCODE.install(home)
+    conn = writer(path)
+    daemon = home.start("run")
+    expected = OPENCODE.fixture_keys()
+    wait_for(rows.holds("opencode", expected, daemon), what="the recorded turns")
+    at = int(time.time() * 1000)
+    conn.execute("BEGIN IMMEDIATE")  # a prompt and the start of its reply, as OpenCode streams
+    oc_message(conn, "msg_live1u", {"role": "user", "time": {"created": at}}, at)
+    oc_part(conn, "prt_live1u", "msg_live1u", {"type": "text", "text": "stream me"}, at)
+    streaming: dict[str, Any] = {"role": "assistant", "time": {"created": at}, "modelID": "m"}
+    oc_message(conn, "msg_live1a", streaming, at)
+    oc_part(conn, "prt_live1a", "msg_live1a", {"type": "text", "text": "half a rep"}, at)
+    conn.execute("COMMIT")
+    expected.add("opencode:msg_live1u")
+    # The read that stored the prompt saw the reply unfinished: it must not be there.
+    wait_for(rows.holds("opencode", expected, daemon), what="the prompt")
+    assert "opencode:msg_live1a" not in rows.keys("opencode")
+    for step in range(1, 4):  # more text streamed, still no completed time
+        conn.execute("BEGIN IMMEDIATE")
+        text = {"type": "text", "text": "half a reply" + " more" * step}
+        oc_part(conn, "prt_live1a", "msg_live1a", text, at + step)
+        oc_message(conn, "msg_live1a", streaming, at + step)
+        conn.execute("COMMIT")
+        time.sleep(0.3)  # let rescans read the unfinished reply (it must stay unstored)
+    assert "opencode:msg_live1a" not in rows.keys("opencode")
+    conn.execute("BEGIN IMMEDIATE")
+    done = {**streaming, "time": {"created": at, "completed": at + 9}}
+    oc_message(conn, "msg_live1a", done, at + 9)
+    oc_part(conn, "prt_live1a", "msg_live1a", {"type": "text", "text": "a full reply"}, at + 9)
+    conn.execute("COMMIT")
+    expected.add("opencode:msg_live1a")
+    wait_for(rows.holds("opencode", expected, daemon), what="the completed reply")
+    conn.execute("BEGIN IMMEDIATE")  # a non-text part after completion: not a second turn
+    finish = {"type": "step-finish", "reason": "stop"}
+    oc_part(conn, "prt_live1f", "msg_live1a", finish, at + 10)
+    conn.execute("COMMIT")
+    expected |= commit_exchanges(conn, OPENCODE, 1, 1)
+    wait_for(rows.holds("opencode", expected, daemon), what="a later turn")
+    conn.close()
+    rows.assert_exactly("opencode", expected)
+    stored = rows.conn.execute(
+        "SELECT message FROM memory WHERE external_uuid = 'opencode:msg_live1a'"
+    ).fetchall()
+    assert stored == [("a full reply",)]
+
+
+@CLIENTS
+def test_daemon_killed_mid_write_and_restarted_stores_every_turn_once_with_stable_keys(
+    home: Home, rows: Rows, client: Client
+) -> None:
+    path = client.install(home)
+    conn = writer(path)
+    expected = client.fixture_keys()
+    n = 0
+    for _ in range(3):
+        daemon = home.start("run")
+        wait_for(rows.holds(client.platform, expected, daemon), what="the turns so far")
+        expected |= commit_exchanges(conn, client, n, 5)
+        conn.execute("BEGIN IMMEDIATE")  # killed while the client is mid-write
+        expected |= client.add_exchange(conn, n + 5)
+        daemon.popen.send_signal(signal.SIGKILL)
+        daemon.popen.wait(timeout=10)
+        conn.execute("COMMIT")
+        n += 6
+    final = home.start("run")
+    wait_for(rows.holds(client.platform, expected, final), what="every turn after the kills")
+    conn.close()
+    rows.assert_exactly(client.platform, expected)
+
+
+@CLIENTS
+def test_a_locked_database_is_counted_never_fatal_and_read_once_released(
+    home: Home, rows: Rows, client: Client
+) -> None:
+    path = client.install(home, wal=False)  # rollback journal: an exclusive lock keeps readers out
+    locker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    locker.execute("BEGIN EXCLUSIVE")
+    pending = client.add_exchange(locker, 1)
+    daemon = home.start("run")
+    wait_for(
+        lambda: alive(daemon)() and "locked" in (status(home, client.platform)["last_issue"] or ""),
+        what="the lock to be counted",
+    )
+    assert status(home, client.platform)["issues"] >= 1
+    other_client_still_captured(home, rows, daemon, 7)
+    assert rows.keys(client.platform) == []
+    locker.execute("COMMIT")
+    locker.close()
+    expected = client.fixture_keys() | pending
+    wait_for(rows.holds(client.platform, expected, daemon), what="the turns once released")
+    rows.assert_exactly(client.platform, expected)
+
+
+@CLIENTS
+def test_a_truncated_store_is_counted_never_fatal_and_read_once_whole_again(
+    home: Home, rows: Rows, client: Client
+) -> None:
+    path = client.install(home, wal=False)
+    whole = path.read_bytes()
+    daemon = home.start("run")
+    expected = client.fixture_keys()
+    wait_for(rows.holds(client.platform, expected, daemon), what="the recorded turns")
+    with path.open("r+b") as handle:  # cut in place, as a full disk or a crash mid-copy leaves it
+        handle.truncate(len(whole) // 3)
+    wait_for(
+        lambda: alive(daemon)() and status(home, client.platform)["issues"] >= 1,
+        what="the truncated file to be counted",
+    )
+    other_client_still_captured(home, rows, daemon, 8)
+    path.write_bytes(whole)  # the client rewrites its store, then goes on writing
+    conn = writer(path)
+    expected |= commit_exchanges(conn, client, 1, 3)
+    conn.close()
+    wait_for(rows.holds(client.platform, expected, daemon), what="the turns once whole")
+    rows.assert_exactly(client.platform, expected)
+
+
+@CLIENTS
+def test_a_store_replaced_by_a_fresh_one_is_read_from_its_start(
+    home: Home, rows: Rows, client: Client
+) -> None:
+    path = client.install(home)
+    daemon = home.start("run")
+    expected = client.fixture_keys()
+    wait_for(rows.holds(client.platform, expected, daemon), what="the recorded turns")
+    fresh = path.with_name("fresh.db")  # the user removed the store; the client made a new one
+    shutil.copy(client.fixture, fresh)
+    with sqlite3.connect(fresh) as conn:
+        table = "part" if client.platform == "opencode" else "messages"
+        conn.execute(f"DELETE FROM {table}")
+        if client.platform == "opencode":
+            conn.execute("DELETE FROM message")
+        else:  # a new session, message ids from 1 again
+            conn.execute("DELETE FROM sqlite_sequence")
+            conn.execute("UPDATE sessions SET id = 'fresh_' || id, started_at = started_at + 1")
+    conn.close()
+    for leftover in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        leftover.unlink(missing_ok=True)
+    os.replace(fresh, path)
+    conn = writer(path)
+    expected |= commit_exchanges(conn, client, 1, 2)
+    conn.close()
+    wait_for(rows.holds(client.platform, expected, daemon), what="the new store's turns")
+    rows.assert_exactly(client.platform, expected)
+
+
+@CLIENTS
+def test_reads_never_change_the_clients_files(home: Home, rows: Rows, client: Client) -> None:
+    path = client.install(home)  # the client not running: no -wal beside the store
+    wal = path.with_name(path.name + "-wal")
+    closed = snapshot(path)
+    daemon = home.start("run")
+    expected = client.fixture_keys()
+    wait_for(rows.holds(client.platform, expected, daemon), what="the recorded turns")
+    assert snapshot(path) == closed
+    assert not wal.exists() or wal.stat().st_size == 0, "a read of ours wrote a -wal"
+    conn = writer(path)  # the client running: its turns in the -wal, not yet checkpointed
+    expected |= commit_exchanges(conn, client, 1, 3)
+    running = snapshot(path, wal)
+    assert running[wal.name] is not None
+    wait_for(rows.holds(client.platform, expected, daemon), what="the turns in the -wal")
+    assert snapshot(path, wal) == running
+    conn.execute("PRAGMA busy_timeout = 2000")  # a read in flight may finish; none may stay
+    (busy, _log, _done) = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    assert busy == 0, "a reader of ours still held the database"
+    conn.close()
+    rows.assert_exactly(client.platform, expected)

@@ -27,6 +27,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from agents_memory.capture import tailer
+from agents_memory.store.cursors import Cursor
 from tests.capture.test_faults import CAPTURE, Home, Proc, alive, wait_for
 from tests.capture.transcripts import claude_exchange, claude_session_path, expected_texts
 
@@ -49,6 +51,8 @@ class Client:
             with sqlite3.connect(path) as conn:
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.close()
+        hour_ago = time.time() - 3600  # a client's store, written in its -wal since
+        os.utime(path, (hour_ago, hour_ago))
         return path
 
     def fixture_keys(self) -> set[str]:
@@ -107,7 +111,8 @@ def _hermes_keys(conn: sqlite3.Connection) -> set[str]:
 def oc_message(conn: sqlite3.Connection, mid: str, data: dict[str, Any], at: int) -> None:
     session = conn.execute("SELECT id FROM session WHERE parent_id IS NULL LIMIT 1").fetchone()[0]
     conn.execute(
-        "INSERT OR REPLACE INTO message VALUES (?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO message (id, session_id, time_created, time_updated, data)"
+        " VALUES (?, ?, ?, ?, ?)",
         (mid, session, at, at, json.dumps(data)),
     )
 
@@ -233,6 +238,29 @@ def other_client_still_captured(home: Home, rows: Rows, daemon: Proc, n: int) ->
 
 
 # --- the tests ----------------------------------------------------------------------------------
+def test_a_store_written_just_now_is_read_again_until_it_settles(tmp_path: Path) -> None:
+    """SQLite publishes a commit in shared memory after writing its -wal frames, and a file
+    time moves only at each clock tick: a read made within that window must not mark the
+    store as read, or a turn committed at its end waits for the client's next write."""
+    home = Home(tmp_path, "")
+    path = OPENCODE.install(home)
+    wal = (path.with_name(path.name + "-wal"),)
+    conn = writer(path)
+    commit_exchanges(conn, OPENCODE, 1, 1)
+    first = tailer.read_region(path, Cursor("opencode", "d", str(path)), "database", wal)
+    assert first is not None and first.fingerprint is not None
+    again = Cursor("opencode", "d", str(path), last_line_hash=first.fingerprint)
+    assert tailer.read_region(path, again, "database", wal) is not None, "marked read mid-commit"
+    settled = time.time() - tailer.SETTLE_SEC - 1
+    for each in (path, *wal):
+        os.utime(each, (settled, settled))
+    last = tailer.read_region(path, again, "database", wal)
+    assert last is not None and last.fingerprint == tailer.signature(path, wal)
+    done = Cursor("opencode", "d", str(path), last_line_hash=last.fingerprint)
+    assert tailer.read_region(path, done, "database", wal) is None
+    conn.close()
+
+
 @CLIENTS
 def test_turns_committed_while_the_daemon_reads_are_stored_once_and_the_writer_never_waits(
     home: Home, rows: Rows, client: Client
@@ -455,5 +483,61 @@ def test_reads_never_change_the_clients_files(home: Home, rows: Rows, client: Cl
     conn.execute("PRAGMA busy_timeout = 2000")  # a read in flight may finish; none may stay
     (busy, _log, _done) = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     assert busy == 0, "a reader of ours still held the database"
+    conn.close()
+    rows.assert_exactly(client.platform, expected)
+
+
+def newer_release_records(client: Client, conn: sqlite3.Connection) -> dict[str, int]:
+    """Records of kinds a newer release might write, beside a normal turn; the kinds."""
+    at = int(time.time() * 1000)
+    if client.platform == "opencode":
+        user = {"role": "user", "time": {"created": at}}
+        oc_message(conn, "msg_newkind", user, at)
+        oc_part(conn, "prt_newkind1", "msg_newkind", {"type": "hologram", "frames": 3}, at)
+        oc_part(conn, "prt_newkind2", "msg_newkind", {"type": "text", "text": "a new kind"}, at)
+        oc_message(conn, "msg_critic", {"role": "critic", "time": {"created": at}}, at)
+        session = conn.execute("SELECT id FROM session LIMIT 1").fetchone()[0]
+        conn.execute(  # the next storage generation, unread by us
+            "INSERT INTO session_message VALUES ('sm_1', ?, 'message', 1, ?, ?, '{}')",
+            (session, at, at),
+        )
+        return {"part:hologram": 1, "role:critic": 1, "session_message": 1}
+    hermes_message(conn, "critic", "a new kind of role")
+    return {"role:critic": 1}
+
+
+@CLIENTS
+def test_a_newer_release_changing_record_kinds_and_columns_is_counted_once_never_fatal(
+    home: Home, rows: Rows, client: Client
+) -> None:
+    path = client.install(home)
+    conn = writer(path)
+    daemon = home.start("run")
+    expected = client.fixture_keys()
+    wait_for(rows.holds(client.platform, expected, daemon), what="the recorded turns")
+    conn.execute("BEGIN IMMEDIATE")
+    kinds = newer_release_records(client, conn)
+    conn.execute("COMMIT")
+    if client.platform == "opencode":
+        expected.add("opencode:msg_newkind")  # its text part is still read
+    for n in range(1, 4):  # later reads see the same records again: counted once all the same
+        expected |= commit_exchanges(conn, client, n, 1)
+        wait_for(rows.holds(client.platform, expected, daemon), what=f"turn {n}")
+    assert status(home, client.platform)["unknown_kinds"] == kinds
+    table = "message" if client.platform == "opencode" else "messages"
+    conn.execute(f"ALTER TABLE {table} ADD COLUMN mood TEXT")  # an added column is harmless
+    expected |= commit_exchanges(conn, client, 4, 1)
+    wait_for(rows.holds(client.platform, expected, daemon), what="a turn after a new column")
+    renamed = "time_updated" if client.platform == "opencode" else "content"
+    conn.execute(f"ALTER TABLE {table} RENAME COLUMN {renamed} TO {renamed}_v2")
+    wait_for(
+        lambda: (
+            alive(daemon)()
+            and "no such column" in (status(home, client.platform)["last_issue"] or "")
+        ),
+        what="the renamed column to be counted",
+    )
+    assert status(home, client.platform)["issues"] >= 1
+    other_client_still_captured(home, rows, daemon, 10)
     conn.close()
     rows.assert_exactly(client.platform, expected)

@@ -181,6 +181,22 @@ class Rows:
     def holds(self, platform: str, expected: set[str], proc: Proc) -> Callable[[], bool]:
         return lambda: alive(proc)() and set(self.keys(platform)) >= expected
 
+    def counted(self, path: Path) -> Callable[[], str]:
+        """The cursor's issue count and last issue for ``path`` (polled cheaply; ``status``
+        reads the same columns and is asked once the problem is there)."""
+
+        def read() -> str:
+            try:
+                found = self.conn.execute(
+                    "SELECT issues, last_issue FROM capture_cursors WHERE path = %s",
+                    (str(path),),
+                ).fetchall()
+            except psycopg.errors.UndefinedTable:
+                return ""
+            return f"{found[0][0]} {found[0][1]}" if found and found[0][0] else ""
+
+        return read
+
     def assert_exactly(self, platform: str, expected: set[str]) -> None:
         keys = self.keys(platform)
         assert len(keys) == len(set(keys)), "a turn was stored twice"
@@ -397,11 +413,10 @@ def test_a_locked_database_is_counted_never_fatal_and_read_once_released(
     locker.execute("BEGIN EXCLUSIVE")
     pending = client.add_exchange(locker, 1)
     daemon = home.start("run")
-    wait_for(
-        lambda: alive(daemon)() and "locked" in (status(home, client.platform)["last_issue"] or ""),
-        what="the lock to be counted",
-    )
-    assert status(home, client.platform)["issues"] >= 1
+    counted = rows.counted(path)
+    wait_for(lambda: alive(daemon)() and "locked" in counted(), what="the lock to be counted")
+    shown = status(home, client.platform)
+    assert shown["issues"] >= 1 and "database is locked" in shown["last_issue"]
     other_client_still_captured(home, rows, daemon, 7)
     assert rows.keys(client.platform) == []
     locker.execute("COMMIT")
@@ -422,10 +437,10 @@ def test_a_truncated_store_is_counted_never_fatal_and_read_once_whole_again(
     wait_for(rows.holds(client.platform, expected, daemon), what="the recorded turns")
     with path.open("r+b") as handle:  # cut in place, as a full disk or a crash mid-copy leaves it
         handle.truncate(len(whole) // 3)
-    wait_for(
-        lambda: alive(daemon)() and status(home, client.platform)["issues"] >= 1,
-        what="the truncated file to be counted",
-    )
+    counted = rows.counted(path)
+    wait_for(lambda: alive(daemon)() and bool(counted()), what="the truncated file counted")
+    shown = status(home, client.platform)
+    assert shown["issues"] >= 1 and "cannot read" in shown["last_issue"]
     other_client_still_captured(home, rows, daemon, 8)
     path.write_bytes(whole)  # the client rewrites its store, then goes on writing
     conn = writer(path)
@@ -530,14 +545,10 @@ def test_a_newer_release_changing_record_kinds_and_columns_is_counted_once_never
     wait_for(rows.holds(client.platform, expected, daemon), what="a turn after a new column")
     renamed = "time_updated" if client.platform == "opencode" else "content"
     conn.execute(f"ALTER TABLE {table} RENAME COLUMN {renamed} TO {renamed}_v2")
-    wait_for(
-        lambda: (
-            alive(daemon)()
-            and "no such column" in (status(home, client.platform)["last_issue"] or "")
-        ),
-        what="the renamed column to be counted",
-    )
-    assert status(home, client.platform)["issues"] >= 1
+    counted = rows.counted(path)
+    wait_for(lambda: alive(daemon)() and "no such column" in counted(), what="the renamed column")
+    shown = status(home, client.platform)
+    assert shown["issues"] >= 1 and f"no such column: {renamed}" in shown["last_issue"]
     other_client_still_captured(home, rows, daemon, 10)
     conn.close()
     rows.assert_exactly(client.platform, expected)

@@ -10,17 +10,14 @@ held locked by our reads. Expected keys come from what the test wrote, never fro
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import signal
 import sqlite3
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,137 +26,19 @@ import pytest
 
 from agents_memory.capture import tailer
 from agents_memory.store.cursors import Cursor
+from tests.capture.sqlite_stores import (
+    CLIENTS,
+    OPENCODE,
+    Client,
+    commit_exchanges,
+    newer_release_records,
+    oc_message,
+    oc_part,
+    snapshot,
+    writer,
+)
 from tests.capture.test_faults import CAPTURE, Home, Proc, alive, wait_for
 from tests.capture.transcripts import claude_exchange, claude_session_path, expected_texts
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
-
-
-# --- the two clients, written as they write -------------------------------------------------
-@dataclass(frozen=True)
-class Client:
-    platform: str
-    fixture: Path
-    home_path: str
-
-    def install(self, home: Home, *, wal: bool = True) -> Path:
-        """The recorded store copied to where the client keeps it, in WAL mode as written."""
-        path = home.path / self.home_path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(self.fixture, path)
-        if wal:
-            with sqlite3.connect(path) as conn:
-                conn.execute("PRAGMA journal_mode=WAL")
-            conn.close()
-        hour_ago = time.time() - 3600  # a client's store, written in its -wal since
-        os.utime(path, (hour_ago, hour_ago))
-        return path
-
-    def fixture_keys(self) -> set[str]:
-        with sqlite3.connect(f"file:{self.fixture}?mode=ro", uri=True) as conn:
-            keys = (_opencode_keys if self.platform == "opencode" else _hermes_keys)(conn)
-        conn.close()
-        return keys
-
-    def add_exchange(self, conn: sqlite3.Connection, n: int) -> set[str]:
-        """One user and one completed assistant turn (text unique to ``n``); their keys."""
-        if self.platform == "opencode":
-            at = int(time.time() * 1000)
-            user, reply = f"msg_fault{n:06d}u", f"msg_fault{n:06d}a"
-            oc_message(conn, user, {"role": "user", "time": {"created": at}}, at)
-            oc_part(conn, f"{user}_p", user, {"type": "text", "text": f"oc question {n}"}, at)
-            done = {"role": "assistant", "time": {"created": at, "completed": at + 1}}
-            oc_message(conn, reply, {**done, "modelID": "m"}, at + 1)
-            oc_part(conn, f"{reply}_p", reply, {"type": "text", "text": f"oc answer {n}"}, at + 1)
-            return {f"opencode:{user}", f"opencode:{reply}"}
-        return {
-            hermes_message(conn, "user", f"hermes question {n}"),
-            hermes_message(conn, "assistant", f"hermes answer {n}"),
-        }
-
-
-OPENCODE = Client(
-    "opencode",
-    FIXTURES / "opencode" / "opencode-1.18.33.db",
-    ".local/share/opencode/opencode.db",
-)
-HERMES = Client("hermes", FIXTURES / "hermes" / "state-0.19.0.db", ".hermes/state.db")
-CLIENTS = pytest.mark.parametrize("client", [OPENCODE, HERMES], ids=["opencode", "hermes"])
-
-
-def _opencode_keys(conn: sqlite3.Connection) -> set[str]:
-    """Messages with a real text part: users, and assistants that completed."""
-    rows = conn.execute(
-        "SELECT DISTINCT m.id FROM message m JOIN part p ON p.message_id = m.id"
-        " WHERE json_extract(p.data, '$.type') = 'text'"
-        " AND trim(coalesce(json_extract(p.data, '$.text'), '')) != ''"
-        " AND coalesce(json_extract(p.data, '$.synthetic'), 0) = 0"
-        " AND (json_extract(m.data, '$.role') = 'user'"
-        "  OR json_extract(m.data, '$.time.completed') IS NOT NULL)"
-    )
-    return {f"opencode:{mid}" for (mid,) in rows}
-
-
-def _hermes_keys(conn: sqlite3.Connection) -> set[str]:
-    rows = conn.execute(
-        "SELECT session_id, id FROM messages"
-        " WHERE role IN ('user', 'assistant') AND trim(coalesce(content, '')) != ''"
-    )
-    return {f"hermes:{sid}:{mid}" for sid, mid in rows}
-
-
-def oc_message(conn: sqlite3.Connection, mid: str, data: dict[str, Any], at: int) -> None:
-    session = conn.execute("SELECT id FROM session WHERE parent_id IS NULL LIMIT 1").fetchone()[0]
-    conn.execute(
-        "INSERT OR REPLACE INTO message (id, session_id, time_created, time_updated, data)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (mid, session, at, at, json.dumps(data)),
-    )
-
-
-def oc_part(conn: sqlite3.Connection, pid: str, mid: str, data: dict[str, Any], at: int) -> None:
-    conn.execute(
-        "INSERT OR REPLACE INTO part VALUES"
-        " (?, ?, (SELECT session_id FROM message WHERE id = ?), ?, ?, ?)",
-        (pid, mid, mid, at, at, json.dumps(data)),
-    )
-
-
-def hermes_message(conn: sqlite3.Connection, role: str, content: str) -> str:
-    """A message in the store's first session, as Hermes inserts it: complete."""
-    (session,) = conn.execute("SELECT id FROM sessions ORDER BY started_at LIMIT 1").fetchone()
-    cur = conn.execute(
-        "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
-        (session, role, content, time.time()),
-    )
-    return f"hermes:{session}:{cur.lastrowid}"
-
-
-def writer(path: Path) -> sqlite3.Connection:
-    """The client's own connection: WAL, no busy wait (a lock of ours would fail its write),
-    transactions begun and committed explicitly."""
-    conn = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    return conn
-
-
-def commit_exchanges(conn: sqlite3.Connection, client: Client, start: int, count: int) -> set[str]:
-    keys: set[str] = set()
-    for n in range(start, start + count):
-        conn.execute("BEGIN IMMEDIATE")
-        keys |= client.add_exchange(conn, n)
-        conn.execute("COMMIT")
-    return keys
-
-
-def snapshot(*paths: Path) -> dict[str, tuple[str, int] | None]:
-    """Bytes (digest) and mtime of each file, ``None`` when absent."""
-    return {
-        p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-        if p.exists()
-        else None
-        for p in paths
-    }
 
 
 # --- PostgreSQL and status ----------------------------------------------------------------------
@@ -258,8 +137,7 @@ def test_a_store_written_just_now_is_read_again_until_it_settles(tmp_path: Path)
     """SQLite publishes a commit in shared memory after writing its -wal frames, and a file
     time moves only at each clock tick: a read made within that window must not mark the
     store as read, or a turn committed at its end waits for the client's next write."""
-    home = Home(tmp_path, "")
-    path = OPENCODE.install(home)
+    path = OPENCODE.install(tmp_path)
     wal = (path.with_name(path.name + "-wal"),)
     conn = writer(path)
     commit_exchanges(conn, OPENCODE, 1, 1)
@@ -281,26 +159,15 @@ def test_a_store_written_just_now_is_read_again_until_it_settles(tmp_path: Path)
 def test_turns_committed_while_the_daemon_reads_are_stored_once_and_the_writer_never_waits(
     home: Home, rows: Rows, client: Client
 ) -> None:
-    path = client.install(home)
+    path = client.install(home.path)
     conn = writer(path)
     daemon = home.start("run")
     expected = client.fixture_keys()
-    errors: list[BaseException] = []
-
-    def write() -> None:
-        try:  # with no busy wait: any lock of ours on the file fails a commit here
-            for n in range(40):
-                expected.update(commit_exchanges(conn, client, n, 1))
-                if n % 10 == 9:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                time.sleep(0.02)  # pacing of the workload, not synchronisation
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
-
-    thread = threading.Thread(target=write)
-    thread.start()
-    thread.join(timeout=60)
-    assert not errors, f"the client could not write while we read: {errors[0]!r}"
+    for n in range(40):  # no busy wait: a lock of ours on the file would fail a commit here
+        expected |= commit_exchanges(conn, client, n, 1)
+        if n % 10 == 9:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        time.sleep(0.02)  # pacing of the workload, not synchronisation
     wait_for(rows.holds(client.platform, expected, daemon), what="every committed turn")
     conn.execute("PRAGMA busy_timeout = 2000")  # a read in flight may finish; none may stay
     (busy, _log, _done) = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
@@ -314,7 +181,7 @@ def test_turns_committed_while_the_daemon_reads_are_stored_once_and_the_writer_n
 def test_a_write_transaction_open_while_we_read_is_stored_once_it_is_committed(
     home: Home, rows: Rows, client: Client
 ) -> None:
-    path = client.install(home)
+    path = client.install(home.path)
     conn = writer(path)
     conn.execute("BEGIN IMMEDIATE")  # the client mid-write when the daemon starts
     pending = client.add_exchange(conn, 1)
@@ -334,7 +201,7 @@ def test_a_write_transaction_open_while_we_read_is_stored_once_it_is_committed(
 def test_an_opencode_reply_still_streaming_is_stored_only_once_completed_and_once(
     home: Home, rows: Rows
 ) -> None:
-    path = OPENCODE.install(home)
+    path = OPENCODE.install(home.path)
     conn = writer(path)
     daemon = home.start("run")
     expected = OPENCODE.fixture_keys()
@@ -384,7 +251,7 @@ def test_an_opencode_reply_still_streaming_is_stored_only_once_completed_and_onc
 def test_daemon_killed_mid_write_and_restarted_stores_every_turn_once_with_stable_keys(
     home: Home, rows: Rows, client: Client
 ) -> None:
-    path = client.install(home)
+    path = client.install(home.path)
     conn = writer(path)
     expected = client.fixture_keys()
     n = 0
@@ -408,7 +275,7 @@ def test_daemon_killed_mid_write_and_restarted_stores_every_turn_once_with_stabl
 def test_a_locked_database_is_counted_never_fatal_and_read_once_released(
     home: Home, rows: Rows, client: Client
 ) -> None:
-    path = client.install(home, wal=False)  # rollback journal: an exclusive lock keeps readers out
+    path = client.install(home.path, wal=False)  # rollback journal: a lock keeps readers out
     locker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     locker.execute("BEGIN EXCLUSIVE")
     pending = client.add_exchange(locker, 1)
@@ -430,7 +297,7 @@ def test_a_locked_database_is_counted_never_fatal_and_read_once_released(
 def test_a_truncated_store_is_counted_never_fatal_and_read_once_whole_again(
     home: Home, rows: Rows, client: Client
 ) -> None:
-    path = client.install(home, wal=False)
+    path = client.install(home.path, wal=False)
     whole = path.read_bytes()
     daemon = home.start("run")
     expected = client.fixture_keys()
@@ -454,7 +321,7 @@ def test_a_truncated_store_is_counted_never_fatal_and_read_once_whole_again(
 def test_a_store_replaced_by_a_fresh_one_is_read_from_its_start(
     home: Home, rows: Rows, client: Client
 ) -> None:
-    path = client.install(home)
+    path = client.install(home.path)
     daemon = home.start("run")
     expected = client.fixture_keys()
     wait_for(rows.holds(client.platform, expected, daemon), what="the recorded turns")
@@ -481,7 +348,7 @@ def test_a_store_replaced_by_a_fresh_one_is_read_from_its_start(
 
 @CLIENTS
 def test_reads_never_change_the_clients_files(home: Home, rows: Rows, client: Client) -> None:
-    path = client.install(home)  # the client not running: no -wal beside the store
+    path = client.install(home.path)  # the client not running: no -wal beside the store
     wal = path.with_name(path.name + "-wal")
     closed = snapshot(path)
     daemon = home.start("run")
@@ -502,30 +369,11 @@ def test_reads_never_change_the_clients_files(home: Home, rows: Rows, client: Cl
     rows.assert_exactly(client.platform, expected)
 
 
-def newer_release_records(client: Client, conn: sqlite3.Connection) -> dict[str, int]:
-    """Records of kinds a newer release might write, beside a normal turn; the kinds."""
-    at = int(time.time() * 1000)
-    if client.platform == "opencode":
-        user = {"role": "user", "time": {"created": at}}
-        oc_message(conn, "msg_newkind", user, at)
-        oc_part(conn, "prt_newkind1", "msg_newkind", {"type": "hologram", "frames": 3}, at)
-        oc_part(conn, "prt_newkind2", "msg_newkind", {"type": "text", "text": "a new kind"}, at)
-        oc_message(conn, "msg_critic", {"role": "critic", "time": {"created": at}}, at)
-        session = conn.execute("SELECT id FROM session LIMIT 1").fetchone()[0]
-        conn.execute(  # the next storage generation, unread by us
-            "INSERT INTO session_message VALUES ('sm_1', ?, 'message', 1, ?, ?, '{}')",
-            (session, at, at),
-        )
-        return {"part:hologram": 1, "role:critic": 1, "session_message": 1}
-    hermes_message(conn, "critic", "a new kind of role")
-    return {"role:critic": 1}
-
-
 @CLIENTS
 def test_a_newer_release_changing_record_kinds_and_columns_is_counted_once_never_fatal(
     home: Home, rows: Rows, client: Client
 ) -> None:
-    path = client.install(home)
+    path = client.install(home.path)
     conn = writer(path)
     daemon = home.start("run")
     expected = client.fixture_keys()

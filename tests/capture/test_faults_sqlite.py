@@ -1,8 +1,8 @@
 """Fault injection for the clients that keep sessions in SQLite (OpenCode, Hermes Agent): the
 real ``memory-capture run`` daemon against real copies of the recorded stores, written the way
 the clients write them (WAL mode, a writer connection that stays open, write transactions held
-while we read, rows added while the daemon runs, a daemon killed mid-write, a locked, truncated
-or replaced file, a newer release's record kinds and columns), with the real embedded
+while we read, rows added while the daemon runs, a daemon killed mid-write, a locked, truncated,
+overwritten or replaced file, a newer release's record kinds and columns), with the real embedded
 PostgreSQL. Each test checks by key that nothing is lost or doubled, that the daemon keeps
 going with the problem counted in ``status``, and that the client's file is never written or
 held locked by our reads. Expected keys come from what the test wrote, never from the adapters.
@@ -293,19 +293,31 @@ def test_a_locked_database_is_counted_never_fatal_and_read_once_released(
     rows.assert_exactly(client.platform, expected)
 
 
+def truncate(path: Path, whole: bytes) -> None:
+    """Cut in place, as a full disk or a crash mid-copy leaves it."""
+    with path.open("r+b") as handle:
+        handle.truncate(len(whole) // 3)
+
+
+def scribble(path: Path, whole: bytes) -> None:
+    """Garbage over the header and the first pages, as a bad sector or a stray write leaves it."""
+    with path.open("r+b") as handle:
+        handle.write(bytes(range(256)) * 64)
+
+
 @CLIENTS
-def test_a_truncated_store_is_counted_never_fatal_and_read_once_whole_again(
-    home: Home, rows: Rows, client: Client
+@pytest.mark.parametrize("damage", [truncate, scribble], ids=["truncated", "overwritten"])
+def test_a_damaged_store_is_counted_never_fatal_and_read_once_whole_again(
+    home: Home, rows: Rows, client: Client, damage: Callable[[Path, bytes], None]
 ) -> None:
     path = client.install(home.path, wal=False)
     whole = path.read_bytes()
     daemon = home.start("run")
     expected = client.fixture_keys()
     wait_for(rows.holds(client.platform, expected, daemon), what="the recorded turns")
-    with path.open("r+b") as handle:  # cut in place, as a full disk or a crash mid-copy leaves it
-        handle.truncate(len(whole) // 3)
+    damage(path, whole)
     counted = rows.counted(path)
-    wait_for(lambda: alive(daemon)() and bool(counted()), what="the truncated file counted")
+    wait_for(lambda: alive(daemon)() and bool(counted()), what="the damage counted")
     shown = status(home, client.platform)
     assert shown["issues"] >= 1 and "cannot read" in shown["last_issue"]
     other_client_still_captured(home, rows, daemon, 8)

@@ -8,7 +8,9 @@ server): table ``sessions`` (``id``, ``source`` — the venue: ``cli``, ``telegr
 ``role``, ``content``, ``timestamp`` in seconds, ``finish_reason``). Hermes inserts a message
 once it is complete and never rewrites its ``content`` (later updates only flip ``active``,
 ``compacted`` or ``api_content``), so the cursor is the last message ``id`` returned
-(``state["last_id"]``) and keys are ``hermes:<session id>:<message id>``.
+(``state["last_id"]``) and keys are ``hermes:<session id>:<message id>``. A store whose
+``AUTOINCREMENT`` sequence is below the cursor is a new one (the old removed): read from its
+start.
 
 Read mode ``database`` (see :mod:`agents_memory.adapters._sqlite`: read-only, busy timeout,
 retries, never an exception). Turns: ``user`` and ``assistant`` rows with text ``content``
@@ -145,6 +147,8 @@ class _Read:
     issues: list[ParseIssue] = field(default_factory=list)
 
     def run(self, conn: sqlite3.Connection) -> None:
+        if _highest_id(conn) < self.last_id:
+            self.last_id = 0  # a new store (the old one removed): its ids start again
         sessions: dict[str, _Session] = {}
         rows = conn.execute(
             "SELECT id, session_id, role, content, timestamp FROM messages"
@@ -186,6 +190,19 @@ class _Session:
             subagent_model=self.model if self.subagent else None,
             cwd=self.cwd,
         )
+
+
+def _highest_id(conn: sqlite3.Connection) -> int:
+    """The highest message id this store ever gave (``AUTOINCREMENT`` never gives one twice,
+    even after a delete), or the highest there is without the sequence table."""
+    sequence = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'")
+    sql = (
+        "SELECT seq FROM sqlite_sequence WHERE name = 'messages'"
+        if sequence.fetchone()
+        else "SELECT max(id) FROM messages"
+    )
+    row = conn.execute(sql).fetchone()
+    return int(row[0]) if row is not None and row[0] is not None else 0
 
 
 def _session(conn: sqlite3.Connection, session_id: str, issues: list[ParseIssue]) -> _Session:

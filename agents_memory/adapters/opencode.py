@@ -12,11 +12,13 @@ unknown kind ``session_message`` so an upgrade that moves messages shows in ``st
 
 Read mode ``database``: the adapter queries the file itself, read-only (``mode=ro``, busy
 timeout, retries; see :mod:`agents_memory.adapters._sqlite`). ``state`` holds ``since`` (the
-newest ``time_updated`` seen, ms) and ``sent`` (message id → digest of the text returned, for
-with the ``time_updated`` it had, for messages updated within :data:`OVERLAP_MS` of
-``since``): each read looks again at rows
-updated since ``since - OVERLAP_MS`` (a writer's clock may lag by a few ms) and returns a
-message only when its text is new or changed. Keys are ``opencode:<message id>`` (seed A's).
+newest ``time_updated`` seen, ms), ``sent`` (message id → digest of the text returned and the
+newest ``time_updated`` of the message and its parts when last read, for messages within
+:data:`OVERLAP_MS` of ``since``) and ``later_since`` (the newest ``session_message`` row
+counted): each read looks again at rows updated since ``since - OVERLAP_MS`` (a writer's clock
+may lag by a few ms), returns a message only when its text is new or changed, and counts an
+unknown or bad record only when it changed since the last read. Keys are
+``opencode:<message id>`` (seed A's).
 
 Turns: the ``text`` parts of a message (``synthetic`` or ``ignored`` ones are OpenCode's own
 additions and skipped), joined. A user message counts once it has text; an assistant message
@@ -124,7 +126,12 @@ class OpenCodeAdapter(_sqlite.SQLiteStoreAdapter):
         since = state.get("since")
         since = since if isinstance(since, int) else 0
         sent = state.get("sent")
-        read = _Read(since, dict(sent) if isinstance(sent, Mapping) else {})
+        later = state.get("later_since")
+        read = _Read(
+            since,
+            dict(sent) if isinstance(sent, Mapping) else {},
+            later if isinstance(later, int) else 0,
+        )
         try:
             _sqlite.query(path, read.run, read.issues)
         except StoreUnreadable as exc:
@@ -140,7 +147,10 @@ class _Read:
 
     since: int
     sent: dict[str, list[Any]]
-    """message id -> ``[digest of the text returned, time_updated]``."""
+    """message id -> ``[digest of the text returned ("" for none yet), newest time_updated of
+    the message and its parts when last read]``."""
+    later_since: int = 0
+    """The newest ``session_message.time_updated`` counted (each row is counted once)."""
     turns: list[Turn] = field(default_factory=list)
     unknown: Counter[str] = field(default_factory=Counter)
     issues: list[ParseIssue] = field(default_factory=list)
@@ -156,40 +166,52 @@ class _Read:
             " ORDER BY time_created, id",
             (floor, floor),
         ).fetchall()
-        for rowid, message_id, session_id, updated, raw in rows:
-            self.newest = max(self.newest, int(updated or 0))
-            info = self._json(raw, rowid, "message")
-            if info is not None:
-                session = sessions.get(session_id)
-                self._message(conn, message_id, session_id, int(updated or 0), info, session)
-        (later,) = conn.execute(
-            "SELECT count(*) FROM session_message WHERE time_updated > ?", (self.since,)
+        for row in rows:
+            message_id = row[1]
+            self.newest = max(self.newest, int(row[3] or 0))
+            before = self.sent.get(message_id)
+            read = list(before) if isinstance(before, list) and len(before) == 2 else ["", None]
+            self._message(conn, row, read, sessions.get(row[2]))
+            self.sent[message_id] = read
+        later, newest = conn.execute(
+            "SELECT count(*), max(time_updated) FROM session_message WHERE time_updated > ?",
+            (self.later_since,),
         ).fetchone()
         if later:
             self.unknown["session_message"] += int(later)
+            self.later_since = int(newest)
 
     def _message(
         self,
         conn: sqlite3.Connection,
-        message_id: str,
-        session_id: str,
-        updated: int,
-        info: Mapping[str, Any],
+        row: tuple[Any, ...],
+        read: list[Any],
         session: _Session | None,
     ) -> None:
+        """The message ``row`` as a turn when its text is new; ``read`` (its ``sent`` entry)
+        takes the newest ``time_updated`` seen. A record is counted (unknown kind, bad JSON)
+        only when it changed since the last read, not at each read of the overlap."""
+        rowid, message_id, session_id, updated, raw = row
+        updated = int(updated or 0)
+        seen = read[1] if isinstance(read[1], int) else None
+        text, parts_updated = self._text(conn, message_id, seen)
+        read[1] = max(updated, parts_updated)
+        fresh = seen is None or updated > seen
+        info = self._json(raw, rowid, "message", count=fresh)
+        if info is None:
+            return
         role = info.get("role")
         if role not in ("user", "assistant"):
-            self.unknown[f"role:{role}"] += 1
+            if fresh:
+                self.unknown[f"role:{role}"] += 1
             return
         time_info = _mapping(info.get("time"))
         if role == "assistant" and not time_info.get("completed"):
             return  # still streaming: read again once completed
-        text, parts_updated = self._text(conn, message_id)
         digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-        before = self.sent.get(message_id)
-        if not text or (isinstance(before, list) and before[:1] == [digest]):
+        if not text or read[0] == digest:
             return
-        self.sent[message_id] = [digest, max(updated, parts_updated)]
+        read[0] = digest
         model = info.get("modelID") if role == "assistant" else _model_of(info.get("model"))
         path_info = _mapping(info.get("path"))
         subagent = session is not None and session.parent is not None
@@ -210,8 +232,9 @@ class _Read:
             )
         )
 
-    def _text(self, conn: sqlite3.Connection, message_id: str) -> tuple[str, int]:
-        """The message's own text and the newest ``time_updated`` of its parts."""
+    def _text(self, conn: sqlite3.Connection, message_id: str, seen: int | None) -> tuple[str, int]:
+        """The message's own text and the newest ``time_updated`` of its parts; parts changed
+        since ``seen`` are counted when unknown or bad."""
         texts: list[str] = []
         newest = 0
         for rowid, updated, raw in conn.execute(
@@ -219,12 +242,14 @@ class _Read:
             (message_id,),
         ):
             newest = max(newest, int(updated or 0))
-            part = self._json(raw, rowid, "part")
+            fresh = seen is None or int(updated or 0) > seen
+            part = self._json(raw, rowid, "part", count=fresh)
             if part is None:
                 continue
             kind = part.get("type")
             if kind not in _KNOWN_PARTS:
-                self.unknown[f"part:{kind}"] += 1
+                if fresh:
+                    self.unknown[f"part:{kind}"] += 1
             elif kind == "text" and not part.get("synthetic") and not part.get("ignored"):
                 text = part.get("text")
                 if isinstance(text, str) and text.strip():
@@ -232,14 +257,19 @@ class _Read:
         self.newest = max(self.newest, newest)
         return "\n\n".join(texts), newest
 
-    def _json(self, raw: object, rowid: int, table: str) -> Mapping[str, Any] | None:
+    def _json(
+        self, raw: object, rowid: int, table: str, *, count: bool
+    ) -> Mapping[str, Any] | None:
+        """``raw`` as a JSON object, else ``None`` (noted as an issue when ``count``)."""
         try:
             value = json.loads(raw) if isinstance(raw, str | bytes) else None
         except ValueError as exc:
-            self.issues.append(ParseIssue(int(rowid), f"{table} row {rowid}: bad JSON: {exc}"))
+            if count:
+                self.issues.append(ParseIssue(int(rowid), f"{table} row {rowid}: bad JSON: {exc}"))
             return None
         if not isinstance(value, dict):
-            self.issues.append(ParseIssue(int(rowid), f"{table} row {rowid}: not an object"))
+            if count:
+                self.issues.append(ParseIssue(int(rowid), f"{table} row {rowid}: not an object"))
             return None
         return value
 
@@ -252,7 +282,7 @@ class _Read:
             for key, value in self.sent.items()
             if isinstance(value, list) and len(value) == 2 and value[1] >= floor
         }
-        return {"since": self.newest, "sent": sent}
+        return {"since": self.newest, "sent": sent, "later_since": self.later_since}
 
 
 @dataclass(frozen=True, slots=True)

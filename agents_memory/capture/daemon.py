@@ -282,7 +282,7 @@ class CaptureDaemon:
             if cursor is not None and tailer.unchanged(cursor, st, mark):
                 self._last_seen[path] = key
                 continue
-            idle = now - st.st_mtime >= IDLE_FINAL_SEC
+            idle = now - tailer.last_written(path, adapter.companions(path)) >= IDLE_FINAL_SEC
             if self._process(path, final=idle, adapter=adapter) is not None and idle:
                 self._last_seen[path] = key
         self._report_unreadable(unreadable)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -22,6 +23,10 @@ CHUNK_BYTES = 8 * 1024 * 1024
 """How much one read takes at most (more when a single line is longer)."""
 MAX_LINE_BYTES = 256 * 1024 * 1024
 """A line longer than this is skipped (logged with path and offset), not read into memory."""
+SETTLE_SEC = 2.0
+"""A database written this recently may be mid-commit (SQLite writes the ``-wal`` frames, then
+publishes them in shared memory, unseen by a file's size or time), and a file time only
+moves at each clock tick: its signature is not kept, so the next pass reads it again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +102,18 @@ def signature(path: Path, companions: tuple[Path, ...] = ()) -> str:
     return "|".join(parts)
 
 
+def last_written(path: Path, companions: tuple[Path, ...] = ()) -> float:
+    """The newest modification time of ``path`` and its companions (a database in WAL mode is
+    written in its ``-wal``; the database file itself only at checkpoints)."""
+    newest = 0.0
+    for each in (path, *companions):
+        try:
+            newest = max(newest, each.stat().st_mtime)
+        except FileNotFoundError:
+            continue
+    return newest
+
+
 def read_region(
     path: Path, cursor: Cursor, mode: ReadMode, companions: tuple[Path, ...] = ()
 ) -> Region | None:
@@ -107,6 +124,8 @@ def read_region(
         mark = signature(path, companions)
         if cursor.last_line_hash == mark:
             return None
+        if time.time() - last_written(path, companions) < SETTLE_SEC:
+            mark += "|settling"  # never equal to a signature: read again next time
         size = st.st_size
         return Region(b"", 0, size, size, st.st_dev, st.st_ino, False, True, fingerprint=mark)
     restarted = needs_restart(path, cursor, st)

@@ -63,3 +63,20 @@ def test_the_brief_goes_into_soul_md_only_once_hermes_made_it(tmp_path: Path) ->
     plan = ADAPTER.install_plan(tmp_path, commands)
     assert [e.path.name for e in plan.edits] == ["SOUL.md"]
     assert any("hermes mcp add" in note for note in plan.notes)
+
+
+def test_a_store_replaced_by_a_new_one_is_read_from_its_start(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    shutil.copy(FIXTURE, path)
+    state = ADAPTER.parse(path, b"", offset=0, state={}).state
+    with sqlite3.connect(path) as writer:  # a new store: its ids start again at 1
+        writer.execute("DELETE FROM messages")
+        writer.execute("DELETE FROM sqlite_sequence")
+        writer.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?,?,?,?)",
+            ("20261201_230000_fresh0", "user", "a new beginning", time.time()),
+        )
+    writer.close()
+    later = ADAPTER.parse(path, b"", offset=0, state=state)
+    assert [t.external_uuid for t in later.turns] == ["hermes:20261201_230000_fresh0:1"]
+    assert later.state == {"last_id": 1}

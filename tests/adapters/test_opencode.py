@@ -127,3 +127,26 @@ def test_the_write_ahead_log_belongs_to_the_database(tmp_path: Path) -> None:
     assert ADAPTER.companions(db) == (db.with_name("opencode.db-wal"),)
     assert ADAPTER.transcript_for(db.with_name("opencode.db-wal"), tmp_path) == db
     assert ADAPTER.transcript_for(db.with_name("other.db-wal"), tmp_path) is None
+
+
+def test_an_unknown_record_is_counted_once_though_the_overlap_reads_it_again(
+    tmp_path: Path,
+) -> None:
+    path = copy(tmp_path)
+    state = read(path).state
+    now = int(state["since"]) + 1000  # type: ignore[call-overload]
+    with sqlite3.connect(path) as writer:
+        add_message(writer, "msg_k1", {"role": "user", "time": {"created": now}}, now)
+        add_part(writer, "prt_k1", "msg_k1", {"type": "hologram"}, now)
+        add_message(writer, "msg_k2", {"role": "critic", "time": {"created": now}}, now)
+        add_part(writer, "prt_k2", "msg_k1", {"type": "text", "text": "seen"}, now)
+    first = read(path, state)
+    assert dict(first.unknown_kinds) == {"part:hologram": 1, "role:critic": 1}
+    with sqlite3.connect(path) as writer:  # a later turn: the overlap reads msg_k1/k2 again
+        add_message(writer, "msg_k3", {"role": "user", "time": {"created": now + 5}}, now + 5)
+        add_part(writer, "prt_k3", "msg_k3", {"type": "text", "text": "later"}, now + 5)
+    second = read(path, first.state)
+    assert [t.text for t in second.turns] == ["later"] and not second.unknown_kinds
+    with sqlite3.connect(path) as writer:  # the unknown part changed: counted again
+        writer.execute("UPDATE part SET time_updated = ? WHERE id = 'prt_k1'", (now + 9,))
+    assert dict(read(path, second.state).unknown_kinds) == {"part:hologram": 1}

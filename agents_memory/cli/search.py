@@ -3,39 +3,44 @@
 from __future__ import annotations
 
 import json
+import logging
+import time
 from datetime import datetime
+from typing import Any
 
 import click
 
-from agents_memory.adapters import names as adapter_names
+from agents_memory.adapters import short_platform
 from agents_memory.cli.common import debug_option, settings_from
+from agents_memory.cli.tables import table_console
 from agents_memory.config import Settings
 from agents_memory.daterange import ACCEPTED_FORMS
 from agents_memory.errors import SearchArgumentError
-from agents_memory.recall.search import search_database, search_request
+from agents_memory.recall.search import (
+    search_database,
+    search_identity,
+    search_platform,
+    search_request,
+)
 from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
 
-SHORT_PLATFORMS = {"claude": "claude-code", "codex": "codex-cli", "gemini": "gemini-cli"}
-"""Short forms ``--platform`` accepts; the table shows them too."""
+log = logging.getLogger(__name__)
+
+DAEMON_WAIT_SEC = 30.0
+"""How long the command waits for the capture daemon's answer (its first search with words
+loads the embedding model) before it searches itself."""
 
 
 def platform_name(
     _ctx: click.Context | None, _param: click.Parameter | None, value: str | None
 ) -> str | None:
-    """``--platform``: a client's name or short form, or ``*``; anything else is refused with
-    the list."""
-    if value is None or value == "*":
-        return value
-    name = SHORT_PLATFORMS.get(value.strip().lower(), value.strip().lower())
-    known = adapter_names()
-    if name not in known:
-        forms = ", ".join([*known, *SHORT_PLATFORMS, "*"])
-        raise click.BadParameter(f"unknown platform {value!r}; one of: {forms}")
-    return name
-
-
-def short_platform(name: str) -> str:
-    return next((short for short, full in SHORT_PLATFORMS.items() if full == name), name)
+    """``--platform``: a client's name or short name, or ``*``; anything else is refused with
+    the list (the one rule of :func:`agents_memory.recall.search.search_platform`)."""
+    try:
+        search_platform(value)
+    except SearchArgumentError as exc:
+        raise click.BadParameter(str(exc)) from exc
+    return value
 
 
 @click.command()
@@ -47,7 +52,7 @@ def short_platform(name: str) -> str:
     "--platform",
     callback=platform_name,
     help="Only this client: claude-code (claude), codex-cli (codex), gemini-cli (gemini), grok, "
-    "antigravity; '*' = all.",
+    "antigravity, opencode, hermes; '*' = all.",
 )
 @click.option(
     "--device-scope",
@@ -83,27 +88,60 @@ def search(
     runs full-text only and says so on stderr.
     """
     settings: Settings = settings_from(ctx)
+    now = datetime.now().astimezone()
+    arguments: dict[str, Any] = {
+        "query": " ".join(query),
+        "p_tag": p_tag,
+        "date_range": date_range,
+        "role": role,
+        "agent_platform": platform,
+        "device_scope": device_scope,
+        "limit": limit,
+        "include_archived": include_archived,
+    }
     try:
-        request = search_request(
-            query=" ".join(query),
-            p_tag=p_tag,
-            date_range=date_range,
-            role=role,
-            agent_platform=platform,
-            device_scope=device_scope,
-            limit=limit,
-            include_archived=include_archived,
-            device_name=settings.device_name,
-            now=datetime.now().astimezone(),
-        )
+        request = search_request(**arguments, device_name=settings.device_name, now=now)
     except SearchArgumentError as exc:
         hint = "--date-range" if exc.argument == "date_range" else None
         raise click.BadParameter(str(exc), param_hint=hint) from exc
-    result = search_database(settings, request, on_note=_note)
+    result = ask_daemon(settings, arguments, now)
+    if result is None:
+        result = search_database(settings, request, on_note=_note)
     if as_json:
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
         return
     _print_table(result, why=why)
+
+
+def ask_daemon(settings: Settings, arguments: dict[str, Any], now: datetime) -> SearchResult | None:
+    """The capture daemon's answer to this search (its notes printed), or ``None`` when no
+    daemon of this database, user and model answers in time: then the command searches
+    itself. The daemon runs the same search (:mod:`agents_memory.recall.search_service`)."""
+    from agents_memory.hooks.fast import ask_daemon as ask
+    from agents_memory.paths import brief_socket_path
+
+    socket_path = brief_socket_path()
+    if not socket_path.exists():
+        return None
+    line = {
+        "search": arguments,
+        "now": now.isoformat(),
+        "identity": search_identity(settings),
+    }
+    deadline = time.monotonic() + DAEMON_WAIT_SEC
+    answer = ask(str(socket_path), json.dumps(line).encode(), deadline)
+    if answer is None:
+        log.debug("no capture daemon answered the search: searching in this process")
+        return None
+    try:
+        data = json.loads(answer)
+        result = SearchResult.from_dict(data["result"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    log.debug("search answered by the capture daemon")
+    for note in data.get("notes") or ():
+        _note(str(note))
+    return result
 
 
 def _note(note: str) -> None:
@@ -113,11 +151,10 @@ def _note(note: str) -> None:
 def _print_table(result: SearchResult, *, why: bool = False) -> None:
     """The hits in a table that fits the terminal (or ``COLUMNS`` when piped; 80 by default):
     id, when, project, who, the message wrapped; ranking internals only with ``why``."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console()
+    console = table_console()
     if not result.hits:
         console.print("no match", highlight=False, markup=False)
         return

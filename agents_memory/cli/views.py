@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -15,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agents_memory.capture.backfill import BackfillReport
+from agents_memory.cli.tables import table_console
 from agents_memory.ops.status import CaptureStatus
 
 
@@ -66,7 +66,7 @@ def print_backfill(report: BackfillReport) -> None:
             str(totals.issues),
             unknown or "-",
         )
-    console = _console()
+    console = table_console()
     console.print(table)
     _print_repaired(console, {name: t.repaired for name, t in report.platforms.items()})
     for item in report.unreadable:
@@ -79,7 +79,7 @@ def print_backfill(report: BackfillReport) -> None:
 
 
 def print_status(status: CaptureStatus) -> None:
-    console = _console()
+    console = table_console()
     daemon = f"running (pid {status.daemon_pid})" if status.daemon_pid else "not running"
     console.print(f"device {status.device} · database {status.database} · daemon {daemon}")
     if status.paused:
@@ -128,16 +128,6 @@ def _print_repaired(console: Console, repaired: dict[str, int]) -> None:
         if count:
             lines = "line" if count == 1 else "lines"
             console.print(f"{name}: {count} {lines} with invalid UTF-8 repaired (U+FFFD)")
-
-
-def _console() -> Console:
-    """The terminal's width; when stdout is not a terminal (pipes, journald) ``COLUMNS`` when
-    set, else wide enough for the tables."""
-    probe = Console()
-    if probe.is_terminal:
-        return probe
-    columns = os.environ.get("COLUMNS", "")
-    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else 140)
 
 
 def _print_coldpath(console: Console, cold: dict[str, Any] | None) -> None:

@@ -244,3 +244,45 @@ class SearchResult:
                 for h in self.hits
             ],
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SearchResult:
+        """The result :meth:`as_dict` gave (another process's search, read back)."""
+        fields = set(MatchWhy.__dataclass_fields__)
+
+        def why(raw: dict[str, Any]) -> MatchWhy:
+            known: dict[str, Any] = {
+                k: (tuple(v) if isinstance(v, list) else v) for k, v in raw.items() if k in fields
+            }
+            return MatchWhy(**known)
+
+        hits = tuple(
+            SearchHit(
+                id=int(h["id"]),
+                role=str(h["role"]),
+                message=str(h["message"]),
+                agent_platform=str(h["agent_platform"]),
+                agent_model=h.get("agent_model"),
+                session_id=h.get("session_id"),
+                p_tag=h.get("p_tag_name"),
+                d_tag=tuple(h.get("d_tag") or ()),
+                is_pinned=bool(h.get("is_pinned")),
+                message_at=datetime.fromisoformat(h["message_at"]),
+                device_name=h.get("device_name"),
+                cwd=h.get("cwd"),
+                why=why(h.get("why") or {}),
+                archived=bool(h.get("archived")),
+                confidence=h.get("confidence"),
+            )
+            for h in data.get("results") or ()
+        )
+        return cls(
+            used=data["used"],
+            hits=hits,
+            note=data.get("note"),
+            top_similarity=data.get("top_similarity"),
+            threshold=data.get("threshold"),
+            p_tag=data.get("p_tag"),
+            vector_used=bool(data.get("vector_used")),
+            weak=bool(data.get("weak")),
+        )

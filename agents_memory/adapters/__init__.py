@@ -34,6 +34,7 @@ __all__ = [
     "all_platforms",
     "get_adapter",
     "names",
+    "platform_filter",
     "platform_for_client",
     "register",
     "resolve_platform",
@@ -128,6 +129,14 @@ def resolve_platform(value: str) -> str:
         a.short_name for a in adapters if a.short_name
     ]
     raise AdapterError(f"unknown platform {value!r}; one of: {', '.join(forms)}")
+
+
+def platform_filter(value: str | None) -> str | None:
+    """A search's platform filter: ``None``, empty or ``*`` = every platform, else the one
+    :func:`resolve_platform` names."""
+    if value is None or value.strip() in ("", "*"):
+        return None
+    return resolve_platform(value)
 
 
 def short_platform(platform: str) -> str:

@@ -11,7 +11,6 @@ its aliases.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import psycopg
 
-from agents_memory.adapters import resolve_platform
+from agents_memory.adapters import platform_filter
 from agents_memory.config import Settings
 from agents_memory.daterange import DateRange, parse_date_range
 from agents_memory.errors import AdapterError, SearchArgumentError
@@ -86,12 +85,10 @@ def search_platform(value: str | None) -> str | None:
     """The platform filter ``value`` names (``None``, empty or ``*``: every one), short names
     resolved by the adapters' registry; :class:`SearchArgumentError` listing the names
     accepted for any other."""
-    if value is None or value.strip() in ("", "*"):
-        return None
     try:
-        return resolve_platform(value)
+        return platform_filter(value)
     except AdapterError as exc:
-        raise SearchArgumentError(str(exc), argument="agent_platform", value=value) from exc
+        raise SearchArgumentError(str(exc), argument="agent_platform", value=value or "") from exc
 
 
 def parse_dates(text: str | None, now: datetime) -> DateRange | None:
@@ -206,24 +203,6 @@ def stored_model_note(conn: psycopg.Connection[Any], settings: Settings) -> str 
         f"stored vectors come from {stored}, the configured model is {spec.model} "
         "(run `mcp-agents-memory reembed`); full-text search only"
     )
-
-
-def search_identity(settings: Settings) -> dict[str, str]:
-    """What must be equal for another process (the capture daemon) to answer this process's
-    search: the same database, user, device, embedding model and ranking knobs."""
-    from agents_memory.store.database import external_conninfo
-
-    server = external_conninfo(settings)
-    return {
-        "database": hashlib.sha256(server.encode()).hexdigest()
-        if server
-        else str(settings.data_dir),
-        "user": settings.user_name,
-        "device": settings.device_name,
-        "embedding": f"{settings.embedding_backend} {settings.embedding_model or ''} "
-        f"{settings.embedding_base_url or ''}",
-        "tuning": f"{settings.search_recency_halflife_days} {settings.search_fallback_threshold}",
-    }
 
 
 def search_on(

@@ -2,10 +2,9 @@
 (:mod:`agents_memory.recall.socket_server`), so the command needs no embedding model of its
 own and the daemon's connection is already open.
 
-The request is ``{"search": {…the arguments of search_request…}, "now": ISO, "identity":
-{…}}``; the answer ``{"notes": [...], "result": SearchResult.as_dict()}``. The daemon runs the
+The request and the answer are :mod:`agents_memory.recall.search_wire`'s. The daemon runs the
 same :func:`~agents_memory.recall.search.search_on` as the command's own fallback. It answers
-only a caller whose :func:`~agents_memory.recall.search.search_identity` is its own (same
+only a caller whose :func:`~agents_memory.recall.search_wire.search_identity` is its own (same
 database, user, device, model); anything else is refused and the caller searches itself.
 The embedding backend is made on the first search with words and closed after
 :data:`EMBEDDER_IDLE_SEC` without one, so an idle daemon holds no model.
@@ -29,10 +28,10 @@ from agents_memory.recall.search import (
     QueryVector,
     failed_note,
     held_query_vector,
-    search_identity,
     search_on,
     search_request,
 )
+from agents_memory.recall.search_wire import ARGUMENTS, search_identity
 from agents_memory.store import database
 
 if TYPE_CHECKING:
@@ -42,19 +41,6 @@ log = logging.getLogger(__name__)
 
 EMBEDDER_IDLE_SEC = 600.0
 """A backend unused this long is closed (the next search with words makes it again)."""
-
-ARGUMENTS = (
-    "query",
-    "p_tag",
-    "date_range",
-    "role",
-    "agent_platform",
-    "device_scope",
-    "limit",
-    "include_archived",
-)
-"""The keyword arguments of :func:`~agents_memory.recall.search.search_request` a caller
-sends; the device and the clock are the request's own."""
 
 
 class SearchRefused(Exception):

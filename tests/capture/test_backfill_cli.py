@@ -18,7 +18,7 @@ def test_a_second_backfill_says_what_is_already_stored_and_stores_nothing_new(
 
     first = memory_capture(tmp_path, db_url, "backfill", "--json")
     second = memory_capture(tmp_path, db_url, "backfill", "--json")
-    shown = memory_capture(tmp_path, db_url, "backfill")
+    shown = memory_capture(tmp_path, db_url, "backfill")  # no COLUMNS: 80 when piped
 
     assert first.returncode == 0, first.stderr
     assert second.returncode == 0, second.stderr
@@ -42,7 +42,7 @@ def test_status_shows_the_cold_path_totals_and_fits_the_columns_it_is_given(
 ) -> None:
     lay_out_fixture_home(tmp_path)
     memory_capture(tmp_path, db_url, "backfill")
-    status = memory_capture(tmp_path, db_url, "status")
+    status = memory_capture(tmp_path, db_url, "status", COLUMNS="72")
     data = json.loads(memory_capture(tmp_path, db_url, "status", "--json").stdout)
 
     assert status.returncode in (0, 1), status.stderr
@@ -53,4 +53,4 @@ def test_status_shows_the_cold_path_totals_and_fits_the_columns_it_is_given(
         words
     )
     table = [line for line in status.stdout.splitlines() if "│" in line or "━" in line]
-    assert table and max(len(line) for line in table) <= 80
+    assert table and max(len(line) for line in table) <= 72

@@ -5,8 +5,10 @@ warm database), and with the database down or hung (must print nothing within th
 
 Each run is ``memory-capture hook session-start --platform claude-code`` as a new process with
 Claude Code's SessionStart JSON on stdin, timed from spawn to exit (stdout read to the end).
-Baselines in the same run: ``python -c pass`` and ``python -c "import psycopg"``. An
-``-X importtime`` pass lists the heaviest imports.
+Baselines in the same run: ``python -c pass`` and ``python -c "import psycopg"``. Beside
+them, ``mcp-agents-memory search`` as a new process, searching itself and answered by the
+running capture daemon over the same socket. An ``-X importtime`` pass lists the heaviest
+imports.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from agents_memory.config import Settings
 from bench import common, synth
 
 PY = sys.executable
+SEARCH = [str(Path(PY).with_name("mcp-agents-memory")), "search", "turn about caching"]
 HOOK = [
     str(Path(PY).with_name("memory-capture")),
     "hook",
@@ -194,6 +197,7 @@ def main() -> None:
             ("`python -c pass` (baseline)", [PY, "-c", "pass"], env),
             ('`python -c "import psycopg"` (baseline)', [PY, "-c", "import psycopg"], env),
             ("hook, warm database, no daemon (built in the hook)", HOOK, env),
+            ("`mcp-agents-memory search`, no daemon (searches itself)", SEARCH, env),
         ):
             rows.append(_measure(label, argv, e, stdin, args.runs))
         with _capture_daemon(db.home, env):
@@ -203,6 +207,15 @@ def main() -> None:
                     HOOK,
                     env,
                     stdin,
+                    args.runs,
+                )
+            )
+            rows.append(
+                _measure(
+                    "`mcp-agents-memory search`, capture daemon running (asks it)",
+                    SEARCH,
+                    env,
+                    "",
                     args.runs,
                 )
             )

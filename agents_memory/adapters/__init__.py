@@ -34,8 +34,11 @@ __all__ = [
     "all_platforms",
     "get_adapter",
     "names",
+    "platform_filter",
     "platform_for_client",
     "register",
+    "resolve_platform",
+    "short_platform",
 ]
 
 Factory = Callable[[], Adapter]
@@ -115,3 +118,35 @@ def platform_for_client(client_name: str | None) -> str | None:
         if any(fragment in lowered for fragment in adapter.mcp_client_names):
             return adapter.name
     return lowered
+
+
+def resolve_platform(value: str) -> str:
+    """The platform ``value`` names: a platform an adapter writes (``claude-code``,
+    ``codex-desktop``) or an adapter's short name (``claude``), in any case. Anything else
+    raises :class:`AdapterError` listing what is accepted. The one rule for every caller
+    (``search --platform``, the MCP tool ``search_memory``)."""
+    wanted = value.strip().lower()
+    adapters = all_adapters()
+    for adapter in adapters:
+        if wanted in adapter.platforms or wanted == adapter.short_name:
+            return adapter.name if wanted == adapter.short_name else wanted
+    forms = [p for a in adapters for p in a.platforms] + [
+        a.short_name for a in adapters if a.short_name
+    ]
+    raise AdapterError(f"unknown platform {value!r}; one of: {', '.join(forms)}")
+
+
+def platform_filter(value: str | None) -> str | None:
+    """A search's platform filter: ``None``, empty or ``*`` = every platform, else the one
+    :func:`resolve_platform` names."""
+    if value is None or value.strip() in ("", "*"):
+        return None
+    return resolve_platform(value)
+
+
+def short_platform(platform: str) -> str:
+    """The short name tables show for ``platform`` (itself when its adapter has none)."""
+    for adapter in all_adapters():
+        if platform == adapter.name and adapter.short_name:
+            return adapter.short_name
+    return platform

@@ -256,6 +256,10 @@ class Adapter(ABC):
         """Every platform name this adapter writes, :attr:`name` first."""
         return (self.name, *self.extra_platforms)
 
+    short_name: str | None = None
+    """A shorter name people may type for :attr:`name` (``claude``, ``codex``): commands and
+    tools accept it through :func:`agents_memory.adapters.resolve_platform`, tables show it."""
+
     binaries: tuple[str, ...] = ()
     """Executables whose presence on ``PATH`` means the client is installed."""
 

@@ -351,6 +351,7 @@ class ClaudeCodeAdapter(Adapter):
     """Claude Code transcripts (see the module docstring for the rules and keys)."""
 
     name = PLATFORM
+    short_name = "claude"
     display_name = "Claude Code"
     binaries = ("claude",)
     mcp_client_names = ("claude-code",)

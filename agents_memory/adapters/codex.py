@@ -323,6 +323,7 @@ class CodexAdapter(Adapter):
     """Codex CLI rollouts (see the module docstring for the rules and keys)."""
 
     name = PLATFORM
+    short_name = "codex"
     display_name = "Codex"
     binaries = ("codex",)
     mcp_client_names = ("codex",)

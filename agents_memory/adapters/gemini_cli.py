@@ -80,6 +80,7 @@ _FIRST_LINE_LIMIT = 1 << 16
 
 class GeminiCliAdapter(Adapter):
     name = PLATFORM
+    short_name = "gemini"
     display_name = "Gemini CLI"
     binaries = ("gemini",)
     mcp_client_names = ("gemini",)

@@ -37,6 +37,10 @@ class PlatformTotals:
     inserted: int = 0
     updated: int = 0
     skipped: int = 0
+    """Turns read again whose rows were already stored (idempotent keys)."""
+    already_stored: int = 0
+    """Rows of these files in the store before this run: what the cursors had captured, plus
+    the turns read again (a second run says all of them, and 0 new)."""
     dropped: int = 0
     issues: int = 0
     repaired: int = 0
@@ -58,12 +62,17 @@ class BackfillReport:
         return sum(p.inserted + p.updated for p in self.platforms.values())
 
     @property
+    def already_stored(self) -> int:
+        return sum(p.already_stored for p in self.platforms.values())
+
+    @property
     def turns_seen(self) -> int:
         return sum(p.inserted + p.updated + p.skipped for p in self.platforms.values())
 
-    def add(self, outcome: FileOutcome) -> None:
+    def add(self, outcome: FileOutcome, already_stored: int = 0) -> None:
         totals = self.platforms.setdefault(outcome.platform, PlatformTotals())
         totals.files += 1
+        totals.already_stored += already_stored
         totals.inserted += outcome.inserted
         totals.updated += outcome.updated
         totals.skipped += outcome.skipped
@@ -104,7 +113,8 @@ def backfill(
                     outcome = ingestor.ingest_file(
                         conn, path, adapter, final=True, ahead=ahead.regions(path)
                     )
-                    report.add(outcome)
+                    prior = cursors.get(str(path))
+                    report.add(outcome, already_stored(prior, outcome, adapter.read_mode(path)))
                 except OSError as exc:
                     report.platforms.setdefault(adapter.name, PlatformTotals()).issues += 1
                     reason = exc.strerror or str(exc)
@@ -188,6 +198,19 @@ class _ReadAhead:
                 continue
             return True
         return False
+
+
+def already_stored(prior: Cursor | None, outcome: FileOutcome, mode: str) -> int:
+    """How many of one file's rows were in the store before this pass: the rows its cursor
+    (``prior``, as this run found it) had captured when the pass went on from there, plus the
+    turns read again. A pass that read the file from its start (a new or rewritten file, or a
+    client that is always read whole) sees every stored turn again: those are the count."""
+    if prior is None or outcome.restarted:
+        return outcome.skipped
+    read_anything = outcome.inserted or outcome.updated or outcome.skipped or outcome.dropped
+    if mode == "append" or not read_anything:
+        return prior.rows_captured + outcome.skipped
+    return outcome.skipped
 
 
 def _mtime(path: Path) -> float:

@@ -36,6 +36,30 @@ class ScriptGroup(click.Group):
             raise ValueError(f"unknown console script {script!r}")
         super().__init__(*args, **kwargs)
         self.script = script
+        self.lazy: dict[str, str] = {}
+        """Commands imported when first asked for: name -> ``module:attribute``. A command
+        line pays only for its own command's imports (``search`` does not import the
+        redactor that ``import`` needs)."""
+
+    def add_lazy(self, name: str, target: str) -> None:
+        self.lazy[name] = target
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            module, _, attribute = self.lazy[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module), attribute)
+            assert isinstance(command, click.Command)
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
+
+    def all_commands(self) -> dict[str, click.Command]:
+        """Every command by name, the lazy ones imported (help, docs, hints)."""
+        ctx = click.Context(self)
+        found = {name: self.get_command(ctx, name) for name in self.list_commands(ctx)}
+        return {name: command for name, command in found.items() if command is not None}
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -65,7 +89,7 @@ class ScriptGroup(click.Group):
         return None
 
     def _visible_commands(self) -> list[str]:
-        return [name for name, command in self.commands.items() if not command.hidden]
+        return [name for name, command in self.all_commands().items() if not command.hidden]
 
 
 def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:

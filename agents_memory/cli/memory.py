@@ -309,27 +309,19 @@ def _secret_lines(scan: SecretScan) -> list[str]:
 
 
 def _register_commands() -> None:
-    from agents_memory.cli.coldpath import coldpath, reembed
-    from agents_memory.cli.data import export_cmd, import_cmd
-    from agents_memory.cli.db import db
-    from agents_memory.cli.owner import forget, restore
-    from agents_memory.cli.search import search
-    from agents_memory.cli.tags import tags
-    from agents_memory.cli.ui import ui
-
-    for command in (
-        search,
-        tags,
-        coldpath,
-        reembed,
-        export_cmd,
-        import_cmd,
-        forget,
-        restore,
-        db,
-        ui,
+    for name, target in (
+        ("search", "agents_memory.cli.search:search"),
+        ("tags", "agents_memory.cli.tags:tags"),
+        ("coldpath", "agents_memory.cli.coldpath:coldpath"),
+        ("reembed", "agents_memory.cli.coldpath:reembed"),
+        ("export", "agents_memory.cli.data:export_cmd"),
+        ("import", "agents_memory.cli.data:import_cmd"),
+        ("forget", "agents_memory.cli.owner:forget"),
+        ("restore", "agents_memory.cli.owner:restore"),
+        ("db", "agents_memory.cli.db:db"),
+        ("ui", "agents_memory.cli.ui:ui"),
     ):
-        cli.add_command(command)
+        cli.add_lazy(name, target)
 
 
 _register_commands()

@@ -3,39 +3,38 @@
 from __future__ import annotations
 
 import json
+import logging
+import time
 from datetime import datetime
+from typing import Any
 
 import click
 
-from agents_memory.adapters import names as adapter_names
+from agents_memory.adapters import platform_filter, short_platform
 from agents_memory.cli.common import debug_option, settings_from
+from agents_memory.cli.tables import table_console
 from agents_memory.config import Settings
 from agents_memory.daterange import ACCEPTED_FORMS
-from agents_memory.errors import SearchArgumentError
-from agents_memory.recall.search import search_database, search_request
-from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
+from agents_memory.errors import AdapterError, SearchArgumentError
+from agents_memory.store.search.types import MAX_LIMIT
 
-SHORT_PLATFORMS = {"claude": "claude-code", "codex": "codex-cli", "gemini": "gemini-cli"}
-"""Short forms ``--platform`` accepts; the table shows them too."""
+log = logging.getLogger(__name__)
+
+DAEMON_WAIT_SEC = 30.0
+"""How long the command waits for the capture daemon's answer (its first search with words
+loads the embedding model) before it searches itself."""
 
 
 def platform_name(
     _ctx: click.Context | None, _param: click.Parameter | None, value: str | None
 ) -> str | None:
-    """``--platform``: a client's name or short form, or ``*``; anything else is refused with
-    the list."""
-    if value is None or value == "*":
-        return value
-    name = SHORT_PLATFORMS.get(value.strip().lower(), value.strip().lower())
-    known = adapter_names()
-    if name not in known:
-        forms = ", ".join([*known, *SHORT_PLATFORMS, "*"])
-        raise click.BadParameter(f"unknown platform {value!r}; one of: {forms}")
-    return name
-
-
-def short_platform(name: str) -> str:
-    return next((short for short, full in SHORT_PLATFORMS.items() if full == name), name)
+    """``--platform``: a client's name or short name, or ``*``; anything else is refused with
+    the list (the adapters' one rule, :func:`agents_memory.adapters.platform_filter`)."""
+    try:
+        platform_filter(value)
+    except AdapterError as exc:
+        raise click.BadParameter(str(exc)) from exc
+    return value
 
 
 @click.command()
@@ -47,7 +46,7 @@ def short_platform(name: str) -> str:
     "--platform",
     callback=platform_name,
     help="Only this client: claude-code (claude), codex-cli (codex), gemini-cli (gemini), grok, "
-    "antigravity; '*' = all.",
+    "antigravity, opencode, hermes; '*' = all.",
 )
 @click.option(
     "--device-scope",
@@ -83,52 +82,95 @@ def search(
     runs full-text only and says so on stderr.
     """
     settings: Settings = settings_from(ctx)
+    now = datetime.now().astimezone()
+    arguments: dict[str, Any] = {
+        "query": " ".join(query),
+        "p_tag": p_tag,
+        "date_range": date_range,
+        "role": role,
+        "agent_platform": platform,
+        "device_scope": device_scope,
+        "limit": limit,
+        "include_archived": include_archived,
+    }
+    result = ask_daemon(settings, arguments, now)
+    if result is None:
+        result = _search_here(settings, arguments, now)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    _print_table(result, why=why)
+
+
+def _search_here(settings: Settings, arguments: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """The search in this process (no daemon answered), the embedding backend made only when
+    the query has words to embed."""
+    from agents_memory.recall.search import search_database, search_request
+
     try:
-        request = search_request(
-            query=" ".join(query),
-            p_tag=p_tag,
-            date_range=date_range,
-            role=role,
-            agent_platform=platform,
-            device_scope=device_scope,
-            limit=limit,
-            include_archived=include_archived,
-            device_name=settings.device_name,
-            now=datetime.now().astimezone(),
-        )
+        request = search_request(**arguments, device_name=settings.device_name, now=now)
     except SearchArgumentError as exc:
         hint = "--date-range" if exc.argument == "date_range" else None
         raise click.BadParameter(str(exc), param_hint=hint) from exc
-    result = search_database(settings, request, on_note=_note)
-    if as_json:
-        click.echo(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
-        return
-    _print_table(result, why=why)
+    return search_database(settings, request, on_note=_note).as_dict()
+
+
+def ask_daemon(
+    settings: Settings, arguments: dict[str, Any], now: datetime
+) -> dict[str, Any] | None:
+    """The capture daemon's answer to this search (its notes printed), or ``None`` when no
+    daemon of this database, user and model answers in time: then the command searches
+    itself. The daemon runs the same search (:mod:`agents_memory.recall.search_service`)."""
+    from agents_memory.hooks.fast import ask_daemon as ask
+    from agents_memory.paths import brief_socket_path
+    from agents_memory.recall.search_wire import search_line
+
+    socket_path = brief_socket_path()
+    if not socket_path.exists():
+        return None
+    deadline = time.monotonic() + DAEMON_WAIT_SEC
+    answer = ask(str(socket_path), search_line(settings, arguments, now), deadline)
+    if answer is None:
+        log.debug("no capture daemon answered the search: searching in this process")
+        return None
+    try:
+        data = json.loads(answer)
+        result: dict[str, Any] = data["result"]
+        hits = result["results"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(hits, list):
+        return None
+    log.debug("search answered by the capture daemon")
+    for note in data.get("notes") or ():
+        _note(str(note))
+    return result
 
 
 def _note(note: str) -> None:
     click.echo(f"note: {note}", err=True)
 
 
-def _print_table(result: SearchResult, *, why: bool = False) -> None:
-    """The hits in a table that fits the terminal (or ``COLUMNS`` when piped; 80 by default):
-    id, when, project, who, the message wrapped; ranking internals only with ``why``."""
-    from rich.console import Console
+def _print_table(result: dict[str, Any], *, why: bool = False) -> None:
+    """The hits (the result's JSON form, whichever process searched) in a table of the one
+    width rule (:mod:`agents_memory.cli.tables`): id, when, project, who, the message
+    wrapped; ranking internals only with ``why``."""
     from rich.table import Table
     from rich.text import Text
 
-    console = Console()
-    if not result.hits:
+    console = table_console()
+    hits: list[dict[str, Any]] = result["results"]
+    if not hits:
         console.print("no match", highlight=False, markup=False)
         return
-    summary = f"{result.count} result(s) by {result.used}"
-    if result.p_tag:
-        summary += f", project {result.p_tag}"
-    if why and result.top_similarity is not None:
-        summary += f", top similarity {result.top_similarity:.3f}"
+    summary = f"{len(hits)} result(s) by {result['used']}"
+    if result.get("p_tag"):
+        summary += f", project {result['p_tag']}"
+    if why and result.get("top_similarity") is not None:
+        summary += f", top similarity {result['top_similarity']:.3f}"
     console.print(summary, highlight=False, markup=False)
-    if result.note:
-        console.print(f"note: {result.note}", highlight=False, markup=False)
+    if result.get("note"):
+        console.print(f"note: {result['note']}", highlight=False, markup=False)
     table = Table(show_edge=False, expand=True, pad_edge=False)
     table.add_column("id", justify="right", no_wrap=True)
     table.add_column("when", no_wrap=True)
@@ -138,34 +180,36 @@ def _print_table(result: SearchResult, *, why: bool = False) -> None:
         table.add_column("why", max_width=18, overflow="fold")
     table.add_column("message", ratio=1, overflow="fold")
     this_year = datetime.now().astimezone().year
-    for hit in result.hits:
-        message = " ".join(hit.message.split())
+    for hit in hits:
+        message = " ".join(str(hit["message"]).split())
         if len(message) > 300:
             message = message[:299] + "…"
-        local = hit.message_at.astimezone()
+        local = datetime.fromisoformat(hit["message_at"]).astimezone()
         when = local.strftime("%m-%d %H:%M" if local.year == this_year else "%Y-%m-%d")
-        who = f"{short_platform(hit.agent_platform)} {hit.role[0]}"
-        marks = (" (pinned)" if hit.is_pinned else "") + (" (archived)" if hit.archived else "")
-        cells = [str(hit.id), when, hit.p_tag or "-", who + marks]
+        who = f"{short_platform(hit['agent_platform'])} {str(hit['role'])[0]}"
+        marks = (" (pinned)" if hit.get("is_pinned") else "") + (
+            " (archived)" if hit.get("archived") else ""
+        )
+        cells = [str(hit["id"]), when, hit.get("p_tag_name") or "-", who + marks]
         if why:
-            cells.append(_why(result, hit.why, hit.confidence))
+            cells.append(_why(result["used"], hit.get("why") or {}, hit.get("confidence")))
         cells.append(message)
         table.add_row(*(Text(cell) for cell in cells))
     console.print(table)
 
 
-def _why(result: SearchResult, why: MatchWhy, confidence: float | None = None) -> str:
+def _why(used: str, why: dict[str, Any], confidence: float | None = None) -> str:
     parts: list[str] = []
-    if why.fts_rank is not None:
-        parts.append(f"fts#{why.fts_rank}")
-    if why.vector_rank is not None:
-        parts.append(f"vec#{why.vector_rank}")
-    if why.similarity is not None:
-        parts.append(f"sim {why.similarity:.2f}")
-    if why.words_matched is not None:
-        parts.append(f"{why.words_matched} word(s)")
-    if why.score is not None:
-        parts.append(f"score {why.score:.4f}")
+    if why.get("fts_rank") is not None:
+        parts.append(f"fts#{why['fts_rank']}")
+    if why.get("vector_rank") is not None:
+        parts.append(f"vec#{why['vector_rank']}")
+    if why.get("similarity") is not None:
+        parts.append(f"sim {why['similarity']:.2f}")
+    if why.get("words_matched") is not None:
+        parts.append(f"{why['words_matched']} word(s)")
+    if why.get("score") is not None:
+        parts.append(f"score {why['score']:.4f}")
     if confidence is not None:
         parts.append(f"conf {confidence:.2f}")
-    return " ".join(parts) or result.used
+    return " ".join(parts) or used

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -14,7 +13,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from agents_memory.adapters import short_platform
 from agents_memory.capture.backfill import BackfillReport
+from agents_memory.cli.common import human_bytes
+from agents_memory.cli.tables import table_console
 from agents_memory.ops.status import CaptureStatus
 
 
@@ -41,32 +43,40 @@ def backfill_progress(*, enabled: bool) -> Iterator[Callable[[Path, int, int], N
         yield update
 
 
+def counts_table(columns: tuple[str, ...], *, title: str | None = None) -> Table:
+    """A table of counts per platform that fits 80 columns: the platform and the counts never
+    wrap (a count cut short would lie), the last column (free text) folds."""
+    table = Table(title=title, show_edge=False, pad_edge=False)
+    for index, column in enumerate(columns):
+        last = index == len(columns) - 1
+        table.add_column(
+            column,
+            justify="left" if index == 0 or last else "right",
+            no_wrap=not last,
+            overflow="fold",
+            min_width=11 if index == 0 else None,
+        )
+    return table
+
+
 def print_backfill(report: BackfillReport) -> None:
-    table = Table(title="backfill", show_edge=False)
-    for column in (
-        "platform",
-        "files",
-        "new",
-        "updated",
-        "already stored",
-        "dropped",
-        "bad records",
-        "unknown kinds",
-    ):
-        table.add_column(column, justify="left" if column == "platform" else "right")
+    table = counts_table(
+        ("platform", "files", "new", "updated", "already stored", "dropped", "bad", "unknown"),
+        title="backfill",
+    )
     for name, totals in sorted(report.platforms.items()):
         unknown = ", ".join(f"{k} x{v}" for k, v in sorted(totals.unknown.items())[:4])
         table.add_row(
-            name,
+            short_platform(name),
             str(totals.files),
             str(totals.inserted),
             str(totals.updated),
-            str(totals.skipped),
+            str(totals.already_stored),
             str(totals.dropped),
             str(totals.issues),
             unknown or "-",
         )
-    console = _console()
+    console = table_console()
     console.print(table)
     _print_repaired(console, {name: t.repaired for name, t in report.platforms.items()})
     for item in report.unreadable:
@@ -74,36 +84,29 @@ def print_backfill(report: BackfillReport) -> None:
         console.print(f"[red]not imported:[/red] {line}", highlight=False, soft_wrap=True)
     rate = report.turns_seen / report.seconds if report.seconds > 0 else 0.0
     console.print(
-        f"{report.stored} rows stored in {report.seconds:.1f} s ({rate:,.0f} turns/s read)"
+        f"{report.stored:,} rows stored, {report.already_stored:,} already stored, in "
+        f"{report.seconds:.1f} s ({rate:,.0f} turns/s read)",
+        highlight=False,
     )
 
 
 def print_status(status: CaptureStatus) -> None:
-    console = _console()
+    console = table_console()
     daemon = f"running (pid {status.daemon_pid})" if status.daemon_pid else "not running"
     console.print(f"device {status.device} · database {status.database} · daemon {daemon}")
     if status.paused:
         console.print(f"[yellow]{status.paused}[/yellow]: `memory-capture resume` ends it")
-    table = Table(show_edge=False)
-    for column in (
-        "platform",
-        "transcripts",
-        "tracked",
-        "rows",
-        "last capture",
-        "behind",
-        "bad records",
-        "unknown kinds",
-    ):
-        table.add_column(
-            column, justify="left" if column in ("platform", "last capture") else "right"
-        )
+    table = counts_table(
+        ("platform", "files", "tracked", "rows", "last capture", "behind", "bad", "unknown")
+    )
     for name, item in sorted(status.platforms.items()):
-        last = local_time(item.last_capture_at) if item.last_capture_at else "-"
-        behind = f"{item.files_behind} files, {item.lag_bytes} B" if item.files_behind else "0"
+        last = compact_time(item.last_capture_at) if item.last_capture_at else "-"
+        behind = (
+            f"{item.files_behind} ({human_bytes(item.lag_bytes)})" if item.files_behind else "0"
+        )
         unknown = ", ".join(f"{k} x{v}" for k, v in sorted(item.unknown_kinds.items())[:3])
         table.add_row(
-            name,
+            short_platform(name),
             str(item.files_on_disk),
             str(item.files_tracked),
             str(item.rows),
@@ -130,33 +133,37 @@ def _print_repaired(console: Console, repaired: dict[str, int]) -> None:
             console.print(f"{name}: {count} {lines} with invalid UTF-8 repaired (U+FFFD)")
 
 
-def _console() -> Console:
-    """The terminal's width; when stdout is not a terminal (pipes, journald) ``COLUMNS`` when
-    set, else wide enough for the tables."""
-    probe = Console()
-    if probe.is_terminal:
-        return probe
-    columns = os.environ.get("COLUMNS", "")
-    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else 140)
-
-
 def _print_coldpath(console: Console, cold: dict[str, Any] | None) -> None:
+    """The Cold Path's totals (rows with a vector, tagged, waiting) and each job's total
+    work; the last pass only says when it ran."""
     if not cold:
         return
     backlog = cold["backlog"]
     worker = cold.get("worker")
     who = worker.get("application_name") if isinstance(worker, dict) else None
+    rows, unembedded, untagged = (
+        backlog.get("rows", 0),
+        backlog.get("unembedded"),
+        backlog["untagged"],
+    )
+    vectors = (
+        "no vectors"
+        if unembedded is None
+        else f"{rows - unembedded:,} with a vector ({unembedded:,} waiting)"
+    )
     console.print(
         f"cold path: {'running (' + str(who) + ')' if worker else 'no worker running'}; "
-        f"backlog {backlog.get('untagged')} untagged, {backlog.get('unembedded')} without a "
-        f"vector, {backlog.get('with_error')} with errors; "
-        f"last run {_when(cold.get('last_run_at'))}"
+        f"{rows:,} rows: {vectors}, {rows - untagged:,} tagged ({untagged:,} waiting), "
+        f"{backlog.get('with_error')} with errors; last run {_when(cold.get('last_run_at'))}",
+        highlight=False,
     )
     for job in cold.get("jobs") or []:
         console.print(
-            f"  {job['job']}: {job['processed']} processed, {job['failed']} failed, "
-            f"{job['llm_calls']} LLM calls, {job['heuristic']} heuristic "
-            f"(last run {_when(job['ran_at'])}, last work {_when(job.get('worked_at'))})"
+            f"  {job['job']}: {job['total_processed']:,} processed in all, "
+            f"{job['total_failed']:,} failed; last run {_when(job['ran_at'])} "
+            f"({job['processed']} processed, {job['llm_calls']} LLM calls, "
+            f"{job['heuristic']} heuristic), last work {_when(job.get('worked_at'))}",
+            highlight=False,
         )
     for reason in cold.get("degraded") or []:
         console.print(f"  degraded: {reason}")
@@ -166,6 +173,13 @@ def local_time(value: datetime) -> str:
     """The one way times are shown: ISO 8601 in the local zone, to the minute
     (``2026-12-01 21:14+01:00``)."""
     return value.astimezone().isoformat(sep=" ", timespec="minutes")
+
+
+def compact_time(value: datetime) -> str:
+    """A table's time: ``12-01 21:14`` this year, ``2025-12-01`` before (local time)."""
+    local = value.astimezone()
+    this_year = datetime.now().astimezone().year
+    return local.strftime("%m-%d %H:%M" if local.year == this_year else "%Y-%m-%d")
 
 
 def _when(value: Any) -> str:

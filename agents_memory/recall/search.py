@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import psycopg
 
+from agents_memory.adapters import platform_filter
 from agents_memory.config import Settings
 from agents_memory.daterange import DateRange, parse_date_range
-from agents_memory.errors import SearchArgumentError
+from agents_memory.errors import AdapterError, SearchArgumentError
 from agents_memory.store.search import (
     SearchFilters,
     SearchResult,
@@ -62,12 +63,13 @@ def search_request(
     if device_scope not in ("global", "local"):
         raise SearchArgumentError(f"device_scope must be 'global' or 'local', got {device_scope!r}")
     dates = parse_dates(date_range, now)
+    platform = search_platform(agent_platform)
     try:
         filters = SearchFilters(
             p_tag=p_tag or None,
             date_range=dates,
             role="user" if role == "user" else "assistant" if role == "assistant" else None,
-            agent_platform=None if agent_platform in (None, "", "*") else agent_platform,
+            agent_platform=platform,
             device_scope="local" if device_scope == "local" else "global",
             device_name=device_name,
             include_archived=include_archived,
@@ -77,6 +79,16 @@ def search_request(
         raise SearchArgumentError(str(exc)) from exc
     text = query.strip() if query and query.strip() else None
     return SearchRequest(text, filters)
+
+
+def search_platform(value: str | None) -> str | None:
+    """The platform filter ``value`` names (``None``, empty or ``*``: every one), short names
+    resolved by the adapters' registry; :class:`SearchArgumentError` listing the names
+    accepted for any other."""
+    try:
+        return platform_filter(value)
+    except AdapterError as exc:
+        raise SearchArgumentError(str(exc), argument="agent_platform", value=value or "") from exc
 
 
 def parse_dates(text: str | None, now: datetime) -> DateRange | None:
@@ -136,30 +148,43 @@ def embed_query(embedder: Embedder | None, text: str | None) -> QueryVector:
     try:
         vectors: np.ndarray[Any, Any] = np.asarray(embedder.embed_queries([text]), np.float32)
     except Exception as exc:  # any backend failure degrades to full-text, by design
-        return QueryVector(None, _failed(exc))
+        return QueryVector(None, failed_note(exc))
     return QueryVector(np.asarray(vectors[0]))
 
 
 def backend_query_vector(settings: Settings, text: str | None) -> QueryVector:
     """``text``'s vector from a backend made for this one query and closed after (the
-    command line's way; a server keeps its backend)."""
-    if text is None:
-        return QueryVector(None)
-    if settings.embedding_backend == "none":
-        return QueryVector(None, "EMBEDDING_BACKEND=none, full-text search only")
+    command line's way when no daemon answers; a server keeps its backend)."""
+    if text is None or settings.embedding_backend == "none":
+        return held_query_vector(settings, None, text)
     try:
         from agents_memory.embeddings import create_embedder
 
         embedder = create_embedder(settings)
         if embedder is None:
-            return QueryVector(None, "no embedding backend available, full-text search only")
+            return held_query_vector(settings, None, text)
         with embedder:
             return embed_query(embedder, text)
     except Exception as exc:  # any backend failure degrades to full-text, by design
-        return QueryVector(None, _failed(exc))
+        return QueryVector(None, failed_note(exc))
 
 
-def _failed(exc: Exception) -> str:
+def held_query_vector(
+    settings: Settings, embedder: Embedder | None, text: str | None
+) -> QueryVector:
+    """``text``'s vector from a backend the caller holds (``None``: none could be made),
+    with the reason when the search must run full-text only."""
+    if text is None:
+        return QueryVector(None)
+    if settings.embedding_backend == "none":
+        return QueryVector(None, "EMBEDDING_BACKEND=none, full-text search only")
+    if embedder is None:
+        return QueryVector(None, "no embedding backend available, full-text search only")
+    return embed_query(embedder, text)
+
+
+def failed_note(exc: Exception) -> str:
+    """Why the search runs full-text only when the backend failed."""
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return f"embedding the query failed ({reason}), full-text search only"
 
@@ -180,26 +205,39 @@ def stored_model_note(conn: psycopg.Connection[Any], settings: Settings) -> str 
     )
 
 
+def search_on(
+    conn: psycopg.Connection[Any],
+    settings: Settings,
+    request: SearchRequest,
+    vector: QueryVector,
+    *,
+    on_note: Callable[[str], None],
+) -> SearchResult:
+    """The search of the settings' user on ``conn`` with ``vector`` (dropped when the stored
+    vectors come from another model). Each reason for a full-text-only search goes to
+    ``on_note``. The one search of the command line and of the capture daemon's socket."""
+    if vector.note:
+        on_note(vector.note)
+    user_id = find_user_id(conn, settings.user_name)
+    if user_id is None:
+        return SearchResult(used="none", note=f"no memories for user {settings.user_name!r}")
+    query_vector = vector.vector
+    if query_vector is not None:
+        mismatch = stored_model_note(conn, settings)
+        if mismatch:
+            on_note(mismatch)
+            query_vector = None
+    return search_user(conn, user_id, request, query_vector, settings)
+
+
 def search_database(
     settings: Settings, request: SearchRequest, *, on_note: Callable[[str], None]
 ) -> SearchResult:
-    """The command line's search: embed the words when a backend can, open the database,
-    search the settings' user. Each reason for a full-text-only search goes to ``on_note``
-    as it is found."""
+    """The command line's search when no daemon answers: embed the words when a backend can
+    (the backend is made only when there are words to embed), open the database, search."""
     from agents_memory.store import database
 
     vector = backend_query_vector(settings, request.text)
-    if vector.note:
-        on_note(vector.note)
     db = database.open_database(settings)
     with database.connect(db) as conn:
-        user_id = find_user_id(conn, settings.user_name)
-        if user_id is None:
-            return SearchResult(used="none", note=f"no memories for user {settings.user_name!r}")
-        query_vector = vector.vector
-        if query_vector is not None:
-            mismatch = stored_model_note(conn, settings)
-            if mismatch:
-                on_note(mismatch)
-                query_vector = None
-        return search_user(conn, user_id, request, query_vector, settings)
+        return search_on(conn, settings, request, vector, on_note=on_note)

@@ -3,8 +3,10 @@ stream socket (mode 0600), so the hook process needs no database driver and no s
 
 One request per connection: a JSON line ``{"platform": P, "event": {…client hook JSON…}}``;
 the answer is ``ok\\n<what the hook prints>`` (the brief in the client's envelope) or
-``err\\n``. Served one at a time on a dedicated database connection; a failure answers ``err``
-and the hook builds the brief itself.
+``err\\n``. A line with a ``search`` key is ``mcp-agents-memory search`` asking
+(:mod:`agents_memory.recall.search_service`); its answer is ``ok\\n<JSON>`` or ``err\\n``.
+Served one at a time on a dedicated database connection; a failure answers ``err`` and the
+hook builds the brief (the command searches) itself.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import psycopg
 from agents_memory.adapters import names
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError, first_line
+from agents_memory.recall.search_service import SearchRefused, SearchService
 from agents_memory.recall.session import hook_output
 from agents_memory.store import database
 from agents_memory.store.memories import ensure_user
@@ -43,6 +46,7 @@ class BriefServer:
         self._thread: threading.Thread | None = None
         self._conn: psycopg.Connection[Any] | None = None
         self._user_id: int | None = None
+        self.searches = SearchService(settings)
 
     def start(self, stop: threading.Event) -> None:
         """Listen and serve on a thread of its own. ``stop`` is not watched: the daemon calls
@@ -61,7 +65,9 @@ class BriefServer:
         self._thread.start()
 
     def tick(self) -> None:
-        """Nothing to do on the daemon's loop: requests are served by their own thread."""
+        """Requests are served by their own thread; the loop only lets an idle search
+        backend go."""
+        self.searches.tick()
 
     def close(self) -> None:
         server, thread = self._server, self._thread
@@ -73,11 +79,14 @@ class BriefServer:
         self.path.unlink(missing_ok=True)
         self._server = self._thread = None
         self._drop()
+        self.searches.close()
 
     def answer(self, line: bytes) -> bytes:
         """The answer to one request line: ``ok\n<hook output>`` or ``err\n``."""
         try:
             request = json.loads(line)
+            if isinstance(request, dict) and "search" in request:
+                return self._search(request)
             platform = request.get("platform")
             event = request.get("event") or {}
             if platform not in names() or not isinstance(event, dict):
@@ -88,6 +97,16 @@ class BriefServer:
             self._drop()
             return b"err\n"
         return b"ok\n" + brief.encode("utf-8")
+
+    def _search(self, request: dict[str, Any]) -> bytes:
+        try:
+            return b"ok\n" + self.searches.answer(request).encode("utf-8")
+        except SearchRefused:
+            return b"err\n"
+        except (OSError, ValueError, psycopg.Error, AgentsMemoryError) as exc:
+            log.warning("could not serve a search: %s", first_line(exc))
+            self.searches.drop()
+            return b"err\n"
 
     def _brief(self, platform: str, event: dict[str, Any]) -> str:
         if self._conn is None or self._conn.closed or self._user_id is None:

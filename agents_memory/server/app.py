@@ -7,9 +7,14 @@ here prints to stdout (it is the stdio transport).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import signal
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from types import FrameType
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -98,8 +103,26 @@ def serve(
                 extra_hosts=settings.mcp_http_allowed_hosts,
             )
         else:
+            _end_on_signals(state)
             server.run()
     except AgentsMemoryError:
         raise
     finally:
         state.close()
+
+
+def _end_on_signals(state: ServerState) -> None:
+    """Ctrl-C (SIGINT) and SIGTERM end the stdio server at once and quietly (exit 130 and 0):
+    its stdin reader sits in a thread that no cancellation reaches, so the process would
+    otherwise hang (SIGINT) or die without closing the pool (SIGTERM). A closed stdin ends it
+    through the transport, as before."""
+
+    def leave(signum: int, _frame: FrameType | None) -> None:
+        with contextlib.suppress(Exception):
+            state.close()
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os._exit(130 if signum == signal.SIGINT else 0)
+
+    signal.signal(signal.SIGINT, leave)
+    signal.signal(signal.SIGTERM, leave)

@@ -219,6 +219,9 @@ class Backlog:
     in_cooldown: int
     """Rows waiting out a retry cooldown after an error."""
     with_error: int
+    rows: int = 0
+    """Every row of ``memory``: with the two counts above, the totals done (``rows -
+    unembedded`` have a vector, ``rows - untagged`` are tagged)."""
 
 
 def backlog(conn: psycopg.Connection[Any], *, now: datetime, vectors: bool) -> Backlog:
@@ -233,7 +236,7 @@ def backlog(conn: psycopg.Connection[Any], *, now: datetime, vectors: bool) -> B
         (now,),
     ).fetchone()
     assert row is not None
-    return Backlog(unembedded, int(row[0]), int(row[1]), int(row[2]))
+    return Backlog(unembedded, int(row[0]), int(row[1]), int(row[2]), count_memories(conn))
 
 
 @dataclass(frozen=True, slots=True)

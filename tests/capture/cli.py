@@ -22,6 +22,7 @@ def capture_env(home: Path, db_url: str | None, **extra: str) -> dict[str, str]:
         and not k.startswith(
             ("DB_", "DATABASE_URL", "HOOK_", "EMBEDDING_", "MEMORY_", "COLD_", "CAPTURE_")
         )
+        and k != "COLUMNS"
     }
     env.update(
         HOME=str(home),
@@ -39,16 +40,17 @@ def capture_env(home: Path, db_url: str | None, **extra: str) -> dict[str, str]:
 
 
 def memory_capture(
-    home: Path, db_url: str | None, *args: str, user: str | None = None
+    home: Path, db_url: str | None, *args: str, user: str | None = None, **extra: str
 ) -> subprocess.CompletedProcess[str]:
-    """``memory-capture <args>`` under ``home`` (as ``user`` when given: we run as root)."""
+    """``memory-capture <args>`` under ``home`` (as ``user`` when given: we run as root;
+    ``extra`` adds to the environment)."""
     drop: dict[str, object] = {}
     if user is not None:
         other = pwd.getpwnam(user)
         drop = {"user": other.pw_uid, "group": other.pw_gid, "extra_groups": []}
     return subprocess.run(  # type: ignore[call-overload, no-any-return]
         [str(BIN / "memory-capture"), *args],
-        env=capture_env(home, db_url),
+        env=capture_env(home, db_url, **extra),
         capture_output=True,
         text=True,
         timeout=120,

@@ -149,7 +149,7 @@ def test_every_command_has_help(script: str, tmp_path: Path) -> None:
     from agents_memory.cli import memory as cli
 
     group = cli.cli if script == "mcp-agents-memory" else capture_cli.cli
-    commands = [[]] + [[name] for name in group.commands]
+    commands = [[]] + [[name] for name in group.all_commands()]
     env = _clean_env(tmp_path)
     for args in commands:
         result = subprocess.run(

@@ -12,6 +12,7 @@ import pytest
 
 from agents_memory.adapters.base import Commands
 from agents_memory.cli.capture import cli as capture_cli
+from agents_memory.cli.common import ScriptGroup
 from agents_memory.cli.memory import cli as memory_cli
 from agents_memory.config import Settings
 from agents_memory.install import services
@@ -29,7 +30,8 @@ def _commands() -> Iterator[tuple[str, click.Command]]:
     def walk(path: str, command: click.Command) -> Iterator[tuple[str, click.Command]]:
         yield path, command
         if isinstance(command, click.Group):
-            for name, sub in sorted(command.commands.items()):
+            subs = command.all_commands() if isinstance(command, ScriptGroup) else command.commands
+            for name, sub in sorted(subs.items()):
                 if not sub.hidden:
                     yield from walk(f"{path} {name}", sub)
 

@@ -144,6 +144,21 @@ def test_bad_search_arguments_are_tool_errors_the_model_can_act_on(
     assert fragment in result.content[0].text
 
 
+def test_search_memory_takes_the_short_platform_names_of_the_command_line(
+    state: ServerState, server_settings: Settings
+) -> None:
+    _seed(state)
+    server = create_server(server_settings, state)
+    for name in ("codex", "CODEX-CLI", "codex-cli"):
+        found = _json(_call(server, "search_memory", {"agent_platform": name}))
+        assert found["count"] == 2, name
+    assert _json(_call(server, "search_memory", {"agent_platform": "claude"}))["count"] == 0
+    refused = _call(server, "search_memory", {"agent_platform": "clippy"})
+    assert refused.is_error
+    assert "unknown platform 'clippy'" in refused.content[0].text
+    assert "claude-code" in refused.content[0].text and "gemini" in refused.content[0].text
+
+
 def test_unknown_p_tag_is_an_error_that_says_what_to_do(
     state: ServerState, server_settings: Settings
 ) -> None:

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from agents_memory.adapters import all_platforms
+from agents_memory.adapters import all_adapters, all_platforms
 from agents_memory.server import search_tool
 from agents_memory.server.tools.context import ServerContext, state_of
 
@@ -23,8 +23,9 @@ ANNOTATIONS = ToolAnnotations(
 
 
 def platform_help() -> str:
-    """The ``agent_platform`` description: the registered clients' names."""
-    return f'Only this client ({", ".join(all_platforms())}, …); "*" or omitted = all.'
+    """The ``agent_platform`` description: the registered clients' names and short names."""
+    short = ", ".join(f"{a.short_name} = {a.name}" for a in all_adapters() if a.short_name)
+    return f'Only this client ({", ".join(all_platforms())}; short: {short}); "*" or omitted = all.'
 
 
 def register(server: MCPServer[Any]) -> None:

@@ -18,8 +18,8 @@ the common words a big scope looks up are kept by :mod:`~agents_memory.store.sea
 
 from __future__ import annotations
 
-from agents_memory.store.search.memories import search_memories
-from agents_memory.store.search.scope import find_user_id
+from typing import TYPE_CHECKING, Any
+
 from agents_memory.store.search.types import (
     MAX_LIMIT,
     MatchWhy,
@@ -28,6 +28,25 @@ from agents_memory.store.search.types import (
     SearchResult,
     SearchTuning,
 )
+
+if TYPE_CHECKING:
+    from agents_memory.store.search.memories import search_memories
+    from agents_memory.store.search.scope import find_user_id
+
+
+def __getattr__(name: str) -> Any:
+    """The search itself is imported when first used: the types (and ``MAX_LIMIT``) alone
+    cost no database driver, so ``mcp-agents-memory search`` can ask the daemon without it."""
+    if name == "search_memories":
+        from agents_memory.store.search.memories import search_memories
+
+        return search_memories
+    if name == "find_user_id":
+        from agents_memory.store.search.scope import find_user_id
+
+        return find_user_id
+    raise AttributeError(name)
+
 
 __all__ = [
     "MAX_LIMIT",

@@ -1,0 +1,125 @@
+"""The capture daemon's search: ``mcp-agents-memory search`` asks it over the brief socket
+(:mod:`agents_memory.recall.socket_server`), so the command needs no embedding model of its
+own and the daemon's connection is already open.
+
+The request and the answer are :mod:`agents_memory.recall.search_wire`'s. The daemon runs the
+same :func:`~agents_memory.recall.search.search_on` as the command's own fallback. It answers
+only a caller whose :func:`~agents_memory.recall.search_wire.search_identity` is its own (same
+database, user, device, model); anything else is refused and the caller searches itself.
+The embedding backend is made on the first search with words and closed after
+:data:`EMBEDDER_IDLE_SEC` without one, so an idle daemon holds no model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import time
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from agents_memory.config import Settings
+from agents_memory.errors import SearchArgumentError
+from agents_memory.recall.search import (
+    QueryVector,
+    failed_note,
+    held_query_vector,
+    search_on,
+    search_request,
+)
+from agents_memory.recall.search_wire import ARGUMENTS, search_identity
+from agents_memory.store import database
+
+if TYPE_CHECKING:
+    from agents_memory.embeddings import Embedder
+
+log = logging.getLogger(__name__)
+
+EMBEDDER_IDLE_SEC = 600.0
+"""A backend unused this long is closed (the next search with words makes it again)."""
+
+
+class SearchRefused(Exception):
+    """The request is not one this daemon answers (another identity, bad arguments)."""
+
+
+class SearchService:
+    """Searches for the daemon's socket, one at a time, on a connection of their own (no
+    statement timeout: a search may take longer than a brief)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._conn: psycopg.Connection[Any] | None = None
+        self._embedder: Embedder | None = None
+        self._used_at = 0.0
+        self._lock = threading.Lock()  # the daemon's loop ticks while the socket's thread serves
+
+    def answer(self, request: dict[str, Any]) -> str:
+        """The answer (JSON) to one search request; :class:`SearchRefused` when it is not
+        one to answer here."""
+        if request.get("identity") != search_identity(self.settings):
+            raise SearchRefused("another database, user, device or model")
+        args = request.get("search")
+        if not isinstance(args, dict) or set(args) - set(ARGUMENTS):
+            raise SearchRefused("arguments")
+        try:
+            now = datetime.fromisoformat(str(request.get("now")))
+            asked = search_request(**args, device_name=self.settings.device_name, now=now)
+        except (SearchArgumentError, TypeError, ValueError) as exc:
+            raise SearchRefused(str(exc)) from exc
+        notes: list[str] = []
+        with self._lock:
+            vector = self._vector(asked.text)
+            conn = self._connection()
+            try:
+                result = search_on(conn, self.settings, asked, vector, on_note=notes.append)
+            finally:
+                conn.rollback()
+        return json.dumps({"notes": notes, "result": result.as_dict()}, ensure_ascii=False)
+
+    def tick(self) -> None:
+        """Close a backend idle for :data:`EMBEDDER_IDLE_SEC`."""
+        with self._lock:
+            if self._embedder is not None and time.monotonic() - self._used_at > EMBEDDER_IDLE_SEC:
+                self._close_embedder()
+
+    def close(self) -> None:
+        with self._lock:
+            self._close_embedder()
+            self.drop()
+
+    def drop(self) -> None:
+        """Forget the connection (after a failure: the next search opens another)."""
+        if self._conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.close()
+        self._conn = None
+
+    def _vector(self, text: str | None) -> QueryVector:
+        if text is None or self.settings.embedding_backend == "none":
+            return held_query_vector(self.settings, None, text)
+        self._used_at = time.monotonic()
+        if self._embedder is None:
+            try:
+                from agents_memory.embeddings import create_embedder
+
+                self._embedder = create_embedder(self.settings)
+            except Exception as exc:  # any backend failure degrades to full-text, by design
+                return QueryVector(None, failed_note(exc))
+        return held_query_vector(self.settings, self._embedder, text)
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._conn.closed:
+            db = database.locate_database(self.settings, start=False)
+            self._conn = database.connect(db, connect_timeout=5)
+        return self._conn
+
+    def _close_embedder(self) -> None:
+        embedder, self._embedder = self._embedder, None
+        if embedder is not None:
+            with contextlib.suppress(Exception):
+                embedder.close()

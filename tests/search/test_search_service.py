@@ -1,0 +1,104 @@
+"""The capture daemon's search service (what ``mcp-agents-memory search`` asks over the
+socket): the same search, its embedding backend made on the first query with words, kept,
+and let go when idle; a caller of another identity is refused. Real database, a real HTTP
+embedding server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+import pytest
+
+from agents_memory.config import Settings
+from agents_memory.recall import search_service
+from agents_memory.recall.search_service import SearchRefused, SearchService
+from agents_memory.recall.search_wire import search_line
+from tests.conftest import TEST_DIM, TEST_MODEL
+from tests.embeddings.fake_openai import FakeEmbeddingServer
+
+from .helpers import add, mem
+
+ARGS: dict[str, Any] = {
+    "query": "staging port",
+    "p_tag": None,
+    "date_range": None,
+    "role": None,
+    "agent_platform": None,
+    "device_scope": "global",
+    "limit": 5,
+    "include_archived": False,
+}
+
+
+@pytest.fixture
+def embeddings() -> Iterator[FakeEmbeddingServer]:
+    server = FakeEmbeddingServer(dim=TEST_DIM)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def service_settings(
+    make_settings: Any, db_url: str, conn: psycopg.Connection[Any], embeddings: FakeEmbeddingServer
+) -> Settings:
+    add(conn, [mem("the staging port is 5433"), mem("lunch order")])
+    result: Settings = make_settings(
+        database_url=db_url,
+        embedding_backend="openai",
+        embedding_model=TEST_MODEL,
+        embedding_dim=TEST_DIM,
+        embedding_base_url=embeddings.base_url,
+    )
+    return result
+
+
+def _ask(service: SearchService, settings: Settings, **args: Any) -> dict[str, Any]:
+    line = json.loads(search_line(settings, {**ARGS, **args}, datetime.now(UTC)))
+    answer: dict[str, Any] = json.loads(service.answer(line))
+    return answer
+
+
+def test_the_backend_is_made_once_used_for_the_query_and_let_go_when_idle(
+    service_settings: Settings, embeddings: FakeEmbeddingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = SearchService(service_settings)
+    try:
+        first = _ask(service, service_settings)
+        assert first["notes"] == []
+        assert first["result"]["vector_used"] is True
+        assert first["result"]["results"][0]["message"] == "the staging port is 5433"
+        _ask(service, service_settings, agent_platform="claude")
+        assert len(embeddings.requests) == 2  # one query each, one backend
+        assert service._embedder is not None
+        service.tick()
+        assert service._embedder is not None  # still fresh
+        monkeypatch.setattr(search_service, "EMBEDDER_IDLE_SEC", 0.0)
+        service.tick()
+        assert service._embedder is None
+        newest = _ask(service, service_settings, query="")
+        assert newest["result"]["used"] == "recency" and len(embeddings.requests) == 2
+    finally:
+        service.close()
+
+
+def test_a_caller_of_another_user_or_with_bad_arguments_is_refused(
+    service_settings: Settings, make_settings: Any, db_url: str
+) -> None:
+    service = SearchService(service_settings)
+    other = make_settings(database_url=db_url, user_name="someone-else")
+    try:
+        with pytest.raises(SearchRefused):
+            _ask(service, other)
+        with pytest.raises(SearchRefused):
+            _ask(service, service_settings, agent_platform="clippy")
+        line = json.loads(search_line(service_settings, ARGS, datetime.now(UTC)))
+        line["search"]["drop_table"] = "memory"
+        with pytest.raises(SearchRefused):
+            service.answer(line)
+    finally:
+        service.close()

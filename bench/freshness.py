@@ -234,7 +234,9 @@ def main() -> None:
         url = db.create_database()
         with psycopg.connect(url) as conn:
             store_pool(conn, args.backlog)
-        with daemon.capture_daemon(db):
+        # The bench runs its own worker: the daemon must not start its Cold Path child (which
+        # would take the lock first).
+        with daemon.capture_daemon(db, COLD_PATH_ENABLED="false"):
             for variant in args.variants.split(","):
                 print(f"{variant}: load {common.load_avg()}", flush=True)
                 results.append(run_variant(db, url, variant, args))

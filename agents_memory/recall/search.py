@@ -148,9 +148,9 @@ def backend_query_vector(settings: Settings, text: str | None) -> QueryVector:
     if settings.embedding_backend == "none":
         return QueryVector(None, "EMBEDDING_BACKEND=none, full-text search only")
     try:
-        from agents_memory.embeddings import create_embedder
+        from agents_memory.embeddings import QUERY_THREADS, create_embedder
 
-        embedder = create_embedder(settings)
+        embedder = create_embedder(settings, threads=QUERY_THREADS)
         if embedder is None:
             return QueryVector(None, "no embedding backend available, full-text search only")
         with embedder:

@@ -61,7 +61,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-def ingest(db: common.BenchDB, cs: CodeSet, pv: dict[str, Any], cache: Path) -> dict[int, str]:
+def ingest(
+    db: common.BenchDB, cs: CodeSet, pv: dict[str, Any], cache: Path, backend: str = "local"
+) -> dict[int, str]:
     """Write the transcripts, run ``memory-capture backfill``, set the vectors; returns memory
     id → turn key."""
     keys = write(db.home, cs)
@@ -88,7 +90,9 @@ def ingest(db: common.BenchDB, cs: CodeSet, pv: dict[str, Any], cache: Path) -> 
             else:
                 redo[int(mid)] = passage
         if redo and pv:
-            fresh = embed_cache.embed(list(redo.values()), "passage", cache, log=False)
+            fresh = embed_cache.embed(
+                list(redo.values()), "passage", cache, log=False, backend=backend
+            )
             for mid, vec in zip(redo, fresh, strict=True):
                 set_embedding(conn, mid, to_halfvec(np.asarray(vec)), common.MODEL)
         conn.commit()
@@ -210,19 +214,25 @@ def main() -> None:
     parser.add_argument("--variants", default="default")
     parser.add_argument("--no-write", action="store_true", help="print only, keep RESULTS.md")
     parser.add_argument("--no-vectors", action="store_true", help="full-text path only")
+    parser.add_argument(
+        "--backend", default="local", help="local, openai or minilm (bench/minilm.py)"
+    )
+    parser.add_argument("--cap", type=int, help="the passages' token cap (local backend)")
     parser.add_argument("--dump", type=Path, help="write each hit's confidence inputs (JSONL)")
     parser.add_argument("--misses", action="store_true", help="print the tuning half's misses")
     args = parser.parse_args()
     head = common.header(common.command_line())
     cs = generate(args.seed)
-    pv, qv = ({}, {}) if args.no_vectors else vectors(cs, args.cache)
+    pv, qv = (
+        ({}, {}) if args.no_vectors else vectors(cs, args.cache, backend=args.backend, cap=args.cap)
+    )
     texts = {t.key: t.text for s in cs.sessions for t in s.turns}
     bm25 = BM25(texts)
     b_ranked = [bm25.top(q.text) for q in cs.questions]
     table_rows: list[list[Any]] = []
     flags: list[list[Any]] = []
     with common.bench_db() as db:
-        key_of = ingest(db, cs, pv, args.cache)
+        key_of = ingest(db, cs, pv, args.cache, args.backend)
         for name in args.variants.split(","):
             tuning = replace(SearchTuning(), **VARIANTS[name])
             res, times = run_queries(db, [q.text for q in cs.questions], qv, tuning)
@@ -260,7 +270,11 @@ def main() -> None:
     print(common.table(headers, table_rows))
     print(common.table(fheaders, flags))
     if not args.no_write:
-        common.write_section("Coding-agent recall (bench.coding_recall)", body)
+        title = "Coding-agent recall (bench.coding_recall)"
+        if args.backend != "local" or args.cap is not None:
+            cap = "" if args.cap is None else f", cap {args.cap}"
+            title = f"Coding-agent recall (bench.coding_recall, {args.backend}{cap})"
+        common.write_section(title, body)
 
 
 if __name__ == "__main__":

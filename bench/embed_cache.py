@@ -26,21 +26,43 @@ from bench import locomo_data
 from bench.common import DEFAULT_CACHE, MODEL
 
 
-def _key(texts: list[str], kind: str) -> str:
-    digest = hashlib.sha256(("\x1f".join(texts) + kind + MODEL).encode()).hexdigest()[:16]
+def _key(texts: list[str], kind: str, backend: str, max_tokens: int | None) -> str:
+    model = MODEL if backend == "local" else backend
+    if max_tokens is not None:
+        model += f"@{max_tokens}"
+    digest = hashlib.sha256(("\x1f".join(texts) + kind + model).encode()).hexdigest()[:16]
     return f"{kind}-{digest}.npy"
 
 
-def embed(texts: list[str], kind: str, cache: Path, *, log: bool = True) -> np.ndarray[Any, Any]:
-    """``texts`` embedded as ``kind`` (``passage`` or ``query``), from the cache when present."""
+def embed(
+    texts: list[str],
+    kind: str,
+    cache: Path,
+    *,
+    log: bool = True,
+    backend: str = "local",
+    max_tokens: int | None = None,
+) -> np.ndarray[Any, Any]:
+    """``texts`` embedded as ``kind`` (``passage`` or ``query``) by the ``backend``'s model
+    (``EMBEDDING_BACKEND``, or ``minilm``: :mod:`bench.minilm`; its own token cap unless
+    ``max_tokens``), from the cache when present."""
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
     cache.mkdir(parents=True, exist_ok=True)
-    path = cache / _key(texts, kind)
+    path = cache / _key(texts, kind, backend, max_tokens)
     if path.exists():
         cached: np.ndarray[Any, Any] = np.load(path)
         return cached
-    settings = load_settings(env_file=cache / "absent.env", embedding_backend="local")
-    embedder = create_embedder(settings)
-    assert embedder is not None
+    if backend == "minilm":
+        from bench.minilm import MiniLMEmbedder
+
+        embedder: Any = MiniLMEmbedder()
+    else:
+        settings = load_settings(env_file=cache / "absent.env", embedding_backend=backend)
+        embedder = create_embedder(settings)
+        assert embedder is not None
+    if max_tokens is not None:
+        embedder.max_tokens = max_tokens  # the local backends
     started = time.perf_counter()
     out = []
     with embedder:

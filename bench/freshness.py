@@ -18,8 +18,10 @@ its own is appended; for each, the bench times (from the write):
 Variants, in one run: **no Cold Path** (capture latency without a backlog being embedded: the
 hot path's baseline), **before** (the embedder job as before issue 24: oldest first, 32 rows a
 batch, the model at normal priority), **now nice 0** (newest first, token-budget batches, normal
-priority) and **now** (as shipped: the same at nice 10). A probe not found within
-``--timeout`` seconds counts as missed.
+priority), **no lane** (the same at nice 10: the job before the fresh lane) and **now** (as
+shipped: the same plus the fresh lane, a second model at normal priority with one thread that
+embeds live turns on NOTIFY beside the ticks, :mod:`agents_memory.coldpath.fresh`). A probe
+not found within ``--timeout`` seconds counts as missed. Each job's run times are printed too.
 """
 
 from __future__ import annotations
@@ -36,12 +38,14 @@ from typing import Any
 import psycopg
 from pgvector.psycopg import register_vector
 
+from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.embedder import EmbedderJob
 from agents_memory.coldpath.registry import load_jobs
 from agents_memory.coldpath.worker import ColdPathWorker
 from agents_memory.embeddings import create_embedder, to_halfvec
 from agents_memory.embeddings.base import Embedder
 from agents_memory.store import database
+from agents_memory.store.coldqueue import JobReport
 from bench import common, daemon
 from bench.embed_throughput import store_pool
 
@@ -69,6 +73,25 @@ def probes(n: int) -> list[tuple[str, str]]:
     return out
 
 
+class Timed(Job):
+    """A job that records how long each of its runs took (where a fresh turn's wait goes)."""
+
+    def __init__(self, job: Job, seconds: dict[str, list[float]]) -> None:
+        self.job = job
+        self.name = job.name
+        self.seconds = seconds.setdefault(job.name, [])
+
+    def enabled(self, settings: Any) -> bool:
+        return self.job.enabled(settings)
+
+    def run(self, ctx: JobContext) -> JobReport:
+        started = time.perf_counter()
+        try:
+            return self.job.run(ctx)
+        finally:
+            self.seconds.append(time.perf_counter() - started)
+
+
 def line(session: str, text: str) -> bytes:
     record = {
         "parentUuid": None,
@@ -89,10 +112,15 @@ def run_variant(
     db: common.BenchDB, url: str, variant: str, args: argparse.Namespace
 ) -> dict[str, Any]:
     settings = db.settings(embedding_backend="local", cold_path_warmup_sec=0)
-    embedder = create_embedder(settings, background=variant == "now")
+    embedder = create_embedder(settings, background=variant in ("no lane", "now"))
     assert embedder is not None
+    fresh = create_embedder(settings, threads=1) if variant == "now" else None
     with embedder:
-        return _run_variant(db, url, settings, embedder, variant, args)
+        try:
+            return _run_variant(db, url, settings, embedder, variant, args, fresh)
+        finally:
+            if fresh is not None:
+                fresh.close()
 
 
 def _run_variant(
@@ -102,18 +130,21 @@ def _run_variant(
     embedder: Embedder,
     variant: str,
     args: argparse.Namespace,
+    fresh: Embedder | None,
 ) -> dict[str, Any]:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("UPDATE memory SET embedding = NULL, embedding_model = NULL")
         conn.execute("DELETE FROM memory WHERE message LIKE 'The % job % (case %).'")
     worker = thread = None
+    seconds: dict[str, list[float]] = {}
     if variant != "no Cold Path":
         jobs = load_jobs()
         if variant == "before":
             old = EmbedderJob(newest_first=False, batch_tokens=None, dedupe=False)
             jobs = [old if j.name == "embedder" else j for j in jobs]
-        worker = ColdPathWorker(settings, database.open_database(settings), jobs=jobs,
-                                embedder=embedder)  # fmt: skip
+        timed: list[Job] = [Timed(j, seconds) for j in jobs]
+        worker = ColdPathWorker(settings, database.open_database(settings), jobs=timed,
+                                embedder=embedder, fresh_embedder=fresh)  # fmt: skip
         thread = threading.Thread(target=worker.serve, daemon=True)
         thread.start()
     pairs = probes(args.appends)
@@ -129,7 +160,8 @@ def _run_variant(
         thread.join()
         worker.close()
     return {"variant": variant, "stored": stored, "embedded": embedded, "found": found,
-            "n": len(pairs), "load": load, "load_end": common.load_avg()}  # fmt: skip
+            "n": len(pairs), "load": load, "load_end": common.load_avg(),
+            "jobs": seconds}  # fmt: skip
 
 
 def measure(
@@ -194,7 +226,7 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=30)
     parser.add_argument("--every", type=float, default=2.0)
     parser.add_argument("--timeout", type=float, default=30.0)
-    parser.add_argument("--variants", default="no Cold Path,before,now nice 0,now")
+    parser.add_argument("--variants", default="no Cold Path,before,now nice 0,no lane,now")
     args = parser.parse_args()
     head = common.header(common.command_line())
     results = []
@@ -202,7 +234,9 @@ def main() -> None:
         url = db.create_database()
         with psycopg.connect(url) as conn:
             store_pool(conn, args.backlog)
-        with daemon.capture_daemon(db):
+        # The bench runs its own worker: the daemon must not start its Cold Path child (which
+        # would take the lock first).
+        with daemon.capture_daemon(db, COLD_PATH_ENABLED="false"):
             for variant in args.variants.split(","):
                 print(f"{variant}: load {common.load_avg()}", flush=True)
                 results.append(run_variant(db, url, variant, args))
@@ -225,11 +259,21 @@ def report(head: str, results: list[dict[str, Any]], args: argparse.Namespace) -
          "found p50 s", "found p95 s", f"not found in {args.timeout:.0f} s", "load 1/5"],
         [summary_row(r, args.timeout) for r in results],
     )  # fmt: skip
+    jobs = common.table(
+        ["variant", "job", "runs", "p50 s", "p95 s", "max s", "total s"],
+        [
+            (r["variant"], name, len(secs), *(common.summary_ms(secs)[k] / 1000
+             for k in ("p50", "p95", "max")), sum(secs))
+            for r in results for name, secs in r.get("jobs", {}).items() if secs
+        ],
+    )  # fmt: skip
     body = (
         f"{head}\n{args.backlog:,} coding-session rows without vectors (the backlog), one append"
         f" every {args.every:g} s, {args.appends} appends per variant; `memory-capture run` and a"
         " Cold Path worker with every job and the local embedder (2 threads). Percentiles over"
         f" the probes found (missed ones are counted apart). Bar: found p95 ≤ 5 s.\n\n{table}\n"
+        "\nEach Cold Path job's runs while the probes ran (a tick runs every job once; a fresh"
+        f" turn waits for the rest of the tick under way):\n\n{jobs}\n"
     )
     print(body)
     common.write_section("Freshness (append → found by a paraphrase, backlog draining)", body)

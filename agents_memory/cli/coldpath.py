@@ -63,11 +63,14 @@ def coldpath(ctx: click.Context, once: bool, only: tuple[str, ...]) -> None:
     db = _open(settings)
     llm, embedder = _backends(settings, db)
     jobs = load_jobs(only or None)
+    # The fresh lane's own model (normal priority, one thread) loads on the first live turn.
+    fresh = None if once or embedder is None else _fresh_embedder(settings)
     try:
         with _progress(enabled=once) as progress:
             worker = ColdPathWorker(
-                settings, db, jobs=jobs, llm=llm, embedder=embedder, progress=progress
-            )
+                settings, db, jobs=jobs, llm=llm, embedder=embedder, progress=progress,
+                fresh_embedder=fresh,
+            )  # fmt: skip
             with worker, _stop_on_signals(worker.request_stop):
                 if once:
                     _print_reports(worker.run_once())
@@ -76,8 +79,15 @@ def coldpath(ctx: click.Context, once: bool, only: tuple[str, ...]) -> None:
     finally:
         if llm is not None:
             llm.close()
-        if embedder is not None:
-            embedder.close()
+        for model in (embedder, fresh):
+            if model is not None:
+                model.close()
+
+
+def _fresh_embedder(settings: Settings) -> Any:
+    from agents_memory.embeddings import create_embedder
+
+    return create_embedder(settings, threads=1)
 
 
 def _open(settings: Settings) -> Database:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from agents_memory.coldpath.base import Job, JobContext
@@ -46,6 +47,8 @@ MAX_INPUT_CHARS = 8000
 BATCH_TOKENS = 2048
 """The most estimated tokens in a batch (the first row is always taken, however long)."""
 MIN_BATCH_TOKENS = 128
+FRESH_BATCH_TOKENS = 1024
+"""The fresh lane's batch: a few live turns (the first always, however long)."""
 BATCH_SECONDS = 0.5
 """What one batch should take: the token budget follows the measured rate."""
 
@@ -60,10 +63,14 @@ class EmbedderJob(Job):
         newest_first: bool = True,
         batch_tokens: int | None = BATCH_TOKENS,
         dedupe: bool = True,
+        fresh_within: timedelta | None = None,
     ) -> None:
         """The defaults are the product's; the switches exist so that benchmarks can measure
         each lever against the behaviour before issue 24 (oldest first, ``batch_tokens=None``:
-        ``COLD_PATH_EMBED_BATCH_SIZE`` rows whatever their length, no dedupe) in one run."""
+        ``COLD_PATH_EMBED_BATCH_SIZE`` rows whatever their length, no dedupe) in one run.
+        ``fresh_within``: the fresh lane's job (:mod:`.fresh`), which takes only live turns
+        (captured and written within that time) and at most :data:`FRESH_BATCH_TOKENS`."""
+        self.fresh_within = fresh_within
         self._resume_at = 0.0
         self.newest_first = newest_first
         self.batch_tokens = batch_tokens
@@ -124,7 +131,13 @@ class EmbedderJob(Job):
         only the rows that fit are locked (capture may update the newest rows meanwhile)."""
         tick = time.perf_counter()
         ids = None
-        if self.batch_tokens is not None:
+        if self.fresh_within is not None:
+            since = ctx.now - self.fresh_within
+            fresh = coldqueue.unembedded_candidates(ctx.conn, size, now=ctx.now, since=since)
+            ids = within_budget(fresh, embedder, FRESH_BATCH_TOKENS)
+            if not ids:
+                return []
+        elif self.batch_tokens is not None:
             candidates = coldqueue.unembedded_candidates(
                 ctx.conn, size, now=ctx.now, newest_first=self.newest_first
             )

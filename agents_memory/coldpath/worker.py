@@ -9,6 +9,8 @@
   storing rows) on the lock connection and otherwise ticks every ``COLD_PATH_INTERVAL_SEC``. A
   tick runs every enabled job once (one batch each) in registry order; while any job found
   work the next tick follows at once, so a backlog drains without waiting for the clock.
+  Beside the ticks, the fresh lane (:mod:`.fresh`) embeds live turns at once on its own
+  thread, so that a new turn does not wait for the tick under way.
 * **--once** (:meth:`ColdPathWorker.run_once`): take the lock (or refuse: another worker has
   it), let every job drain its whole backlog, return.
 * **Stopping.** :meth:`ColdPathWorker.request_stop` (the CLI calls it on SIGTERM/SIGINT/SIGHUP)
@@ -32,6 +34,7 @@ import psycopg
 from psycopg import pq
 
 from agents_memory.coldpath.base import LLM, Job, JobContext
+from agents_memory.coldpath.fresh import FreshLane
 from agents_memory.config import Settings
 from agents_memory.errors import ColdPathBusy, DatabaseError, first_line
 from agents_memory.store import coldqueue, database
@@ -58,7 +61,11 @@ class ColdPathWorker:
         llm: LLM | None = None,
         embedder: Embedder | None = None,
         progress: Callable[[str, int, int], None] | None = None,
+        fresh_embedder: Embedder | None = None,
     ) -> None:
+        """``fresh_embedder``: a second embedder (normal priority) for the fresh lane
+        (:mod:`.fresh`), which :meth:`serve` runs while it holds the lock and the embedder job
+        is enabled; ``None``: new turns wait for the embedder job."""
         self.settings = settings
         self.db = db
         self.jobs = list(jobs)
@@ -74,6 +81,11 @@ class ColdPathWorker:
         self._user_id: int | None = None
         self._notes: dict[str, tuple[str, ...]] = {}
         self._disabled_logged: set[str] = set()
+        self.fresh_lane: FreshLane | None = None
+        if fresh_embedder is not None and any(
+            j.name == "embedder" and j.enabled(settings) for j in self.jobs
+        ):
+            self.fresh_lane = FreshLane(settings, db, fresh_embedder)
 
     # --- lifecycle ------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -83,7 +95,9 @@ class ColdPathWorker:
         return self._stop.is_set()
 
     def close(self) -> None:
-        """Release the lock and close both connections (idempotent)."""
+        """Stop the fresh lane, release the lock and close both connections (idempotent)."""
+        if self.fresh_lane is not None:
+            self.fresh_lane.stop()
         for conn in (self._work_conn, self._lock_conn):
             if conn is not None and not conn.closed:
                 try:
@@ -171,6 +185,8 @@ class ColdPathWorker:
                         self._sleep(interval)
                         continue
                     standing_by = False
+                    if self.fresh_lane is not None:
+                        self.fresh_lane.start()
                 reports = self.tick()
                 if self.stopping():
                     break
@@ -180,6 +196,9 @@ class ColdPathWorker:
                 self._wait_for_notify(interval)
         except psycopg.OperationalError as exc:
             raise DatabaseError(f"lost the database: {first_line(exc)}") from exc
+        finally:
+            if self.fresh_lane is not None:
+                self.fresh_lane.stop()
 
     def tick(self, *, drain: bool = False) -> list[JobReport]:
         """Run every enabled job once; record each run."""

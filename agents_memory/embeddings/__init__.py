@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
     "LOCAL_DIM",
     "LOCAL_MODEL",
+    "QUERY_THREADS",
     "Embedder",
     "create_embedder",
     "embedding_spec",
@@ -36,6 +37,12 @@ __all__ = [
     "to_halfvec",
 ]
 
+QUERY_THREADS = 1
+"""Threads of the model that embeds search queries (the MCP server's, the CLI's): a query is a
+few dozen tokens, which one thread embeds in ~17 ms on a free core; two threads save ~3 ms
+there but, on a machine whose cores are busy, wait for each other at every layer: query
+embedding p95 1.25 s with two threads against 0.13 s with one at load 6-7 on 2 cores, and
+0.40 s against 0.03 s at load 1.5 (``bench.query_embed``)."""
 LOCAL_MODEL = "multilingual-e5-small-q4"
 LOCAL_DIM = 384
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"

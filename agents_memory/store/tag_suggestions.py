@@ -71,16 +71,23 @@ def suggest_new_tag(
     recommendation: Recommendation | None = None,
     rationale: str | None = None,
     model_name: str | None = None,
+    source_id: int | None = None,
 ) -> int | None:
     """Open (or refresh) the pending suggestion for ``name``. ``uses`` given: set it (the
-    promoter's count); omitted: one more use (the tagger saw another row). A name decided
-    before stays decided (one row per name forever: a rejection is permanent). Returns the
-    suggestion id while pending, else ``None``."""
+    promoter's count); omitted: one more use (the tagger saw another row). ``source_id``: the
+    turn the name was proposed for, added to ``source_ids`` (a suggestion opened or touched
+    without one has unknown sources: NULL). A name decided before stays decided (one row per
+    name forever: a rejection is permanent). Returns the suggestion id while pending, else
+    ``None``."""
     row = conn.execute(
         "INSERT INTO project_tag_new_suggestions (user_id, name, members, uses, git_root,"
-        "  git_remote, recommendation, rationale, model_name)"
-        " VALUES (%s, %s, %s, coalesce(%s, 1), %s, %s, %s, %s, %s)"
+        "  git_remote, recommendation, rationale, model_name, source_ids)"
+        " VALUES (%s, %s, %s, coalesce(%s, 1), %s, %s, %s, %s, %s,"
+        "  CASE WHEN %s::bigint IS NULL THEN NULL ELSE ARRAY[%s::bigint] END)"
         " ON CONFLICT (user_id, name) DO UPDATE SET"
+        "   source_ids = CASE WHEN EXCLUDED.source_ids IS NULL"
+        "     OR project_tag_new_suggestions.source_ids IS NULL THEN NULL"
+        "     ELSE project_tag_new_suggestions.source_ids || EXCLUDED.source_ids END,"
         "   uses = coalesce(%s, project_tag_new_suggestions.uses + 1),"
         "   members = CASE WHEN cardinality(EXCLUDED.members) > 0 THEN EXCLUDED.members"
         "             ELSE project_tag_new_suggestions.members END,"
@@ -103,6 +110,8 @@ def suggest_new_tag(
             recommendation,
             rationale,
             model_name,
+            source_id,
+            source_id,
             uses,
         ),
     ).fetchone()

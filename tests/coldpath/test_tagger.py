@@ -145,6 +145,8 @@ def test_the_llm_refines_d_tags_and_picks_projects_only_for_rows_without_git(
     assert tagged(conn, ids[3])[:2] == ("website", ["css"])  # git identity wins
     assert [s.name for s in _pending(conn, ctx.user_id)] == ["rocket-lab"]
     assert {t.name for t in tag_store.list_project_tags(conn)} == {"memory", "website"}
+    sources = conn.execute("SELECT source_ids FROM project_tag_new_suggestions").fetchall()
+    assert sources == [([ids[1]],)]  # the turn the name was proposed for (forget drops it)
     first = llm.calls[0]
     assert first.role == "tagger" and "- memory" in first.user and "role=user" in first.user
     assert "role=assistant" in llm.calls[3].user

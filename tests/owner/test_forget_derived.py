@@ -1,9 +1,9 @@
 """Forgetting reaches what was built from the forgotten turns: a profile the librarian distilled
 from them is emptied and built again from the turns left (never merged with its old text), its
-history entries holding that text go, summaries are dropped or rebuilt, and the search's word
-statistics forget the words. Real transcripts captured by the product, the real Cold Path
-(``mcp-agents-memory coldpath --once``) against a real OpenAI-compatible HTTP server on
-127.0.0.1, the real ``forget`` and ``export`` commands."""
+history entries holding that text go, summaries are dropped or rebuilt, a new-tag name proposed
+from them goes, and the search's word statistics forget the words. Real transcripts captured by
+the product, the real Cold Path (``mcp-agents-memory coldpath --once``) against a real
+OpenAI-compatible HTTP server on 127.0.0.1, the real ``forget`` and ``export`` commands."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def answer(request: ChatRequest) -> Any:
     words: the librarian's core profile lists the words of the user turns (and of the current
     core profile, as a real model would keep them), the clusterer's summary those of the turns."""
     properties = (request.schema or {}).get("properties", {})
-    if "d_tag" in properties:
-        return {"p_tag": None, "d_tag": ["notes"]}
+    if "d_tag" in properties:  # the tagger proposes a new project named after the word
+        return {"p_tag": f"NEW:{WORD}" if WORD in request.user else None, "d_tag": ["notes"]}
     if "core_profile" in properties:
         shown = (
             request.user.split("Current sub_profile:")[0]
@@ -157,6 +157,7 @@ def test_a_forgotten_turn_is_nowhere_afterwards_and_the_profile_is_built_again_f
         before = _places_holding(conn, WORD)
         assert set(before) == {
             *("memory", "users", "profile_history", "tag_summaries"),
+            "project_tag_new_suggestions",  # the name the tagger proposed from those turns
             *("search_lexemes", "pg_stats"),  # a small pool: every word is "common"
         }, before
         summaries = count(conn, "SELECT count(*) FROM tag_summaries")

@@ -24,6 +24,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from agents_memory.adapters._sqlite import wal_of
 from agents_memory.capture import tailer
 from agents_memory.store.cursors import Cursor
 from tests.capture.sqlite_stores import (
@@ -73,6 +74,22 @@ class Rows:
             except psycopg.errors.UndefinedTable:
                 return ""
             return f"{found[0][0]} {found[0][1]}" if found and found[0][0] else ""
+
+        return read
+
+    def read_past(self, path: Path) -> Callable[[], bool]:
+        """Whether the daemon has read ``path`` as it is now: the signature its cursor keeps
+        is the file's present one (plus ``|settling`` right after a write)."""
+        now = tailer.signature(path, (wal_of(path),))
+
+        def read() -> bool:
+            try:
+                found = self.conn.execute(
+                    "SELECT last_line_hash FROM capture_cursors WHERE path = %s", (str(path),)
+                ).fetchone()
+            except psycopg.errors.UndefinedTable:
+                return False
+            return bool(found and found[0] and str(found[0]).split("|settling")[0] == now)
 
         return read
 
@@ -224,8 +241,8 @@ def test_an_opencode_reply_still_streaming_is_stored_only_once_completed_and_onc
         oc_part(conn, "prt_live1a", "msg_live1a", text, at + step)
         oc_message(conn, "msg_live1a", streaming, at + step)
         conn.execute("COMMIT")
-        time.sleep(0.3)  # let rescans read the unfinished reply (it must stay unstored)
-    assert "opencode:msg_live1a" not in rows.keys("opencode")
+        wait_for(rows.read_past(path), what="a read of the unfinished reply")
+        assert "opencode:msg_live1a" not in rows.keys("opencode")
     conn.execute("BEGIN IMMEDIATE")
     done = {**streaming, "time": {"created": at, "completed": at + 9}}
     oc_message(conn, "msg_live1a", done, at + 9)

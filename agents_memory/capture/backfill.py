@@ -38,6 +38,8 @@ class PlatformTotals:
     updated: int = 0
     skipped: int = 0
     """Turns read again whose rows were already stored (idempotent keys)."""
+    collisions: int = 0
+    """Turns stored apart because another session's turn holds their message id."""
     already_stored: int = 0
     """Rows of these files in the store before this run: what the cursors had captured, plus
     the turns read again (a second run says all of them, and 0 new)."""
@@ -76,6 +78,7 @@ class BackfillReport:
         totals.inserted += outcome.inserted
         totals.updated += outcome.updated
         totals.skipped += outcome.skipped
+        totals.collisions += outcome.collisions
         totals.dropped += outcome.dropped
         totals.issues += outcome.issues
         totals.repaired += outcome.repaired

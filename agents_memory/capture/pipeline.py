@@ -27,7 +27,12 @@ import psycopg
 
 from agents_memory.adapters._jsonl import iter_lines
 from agents_memory.adapters.base import Adapter, ParseResult, ReadMode, Turn
-from agents_memory.admission.admit import Admission, Refused, create_admission
+from agents_memory.admission.admit import (
+    NOTHING_FORGOTTEN,
+    Admission,
+    Refused,
+    create_admission,
+)
 from agents_memory.capture import tailer
 from agents_memory.config import Settings
 from agents_memory.store import cursors as cursor_store
@@ -53,6 +58,9 @@ class FileOutcome:
     inserted: int = 0
     updated: int = 0
     skipped: int = 0
+    collisions: int = 0
+    """Turns whose client id another session's turn already holds: stored apart under a scoped
+    key (:mod:`agents_memory.store.identity`), the other turn untouched."""
     dropped: int = 0
     """Turns filtered out (brief echoes, fully private turns, excluded projects)."""
     issues: int = 0
@@ -70,6 +78,7 @@ class FileOutcome:
         self.inserted += other.inserted
         self.updated += other.updated
         self.skipped += other.skipped
+        self.collisions += other.collisions
         self.dropped += other.dropped
         self.issues += other.issues
         self.repaired += other.repaired
@@ -262,7 +271,14 @@ class Ingestor:
         rows = self._admissible(conn, read)
         counts = self._insert(conn, path, rows, outcome)
         outcome.inserted, outcome.updated = counts.inserted, counts.updated
-        outcome.skipped = counts.skipped
+        outcome.skipped, outcome.collisions = counts.skipped, counts.collisions
+        if counts.collisions:
+            log.warning(
+                "%s: %d turn(s) reuse a message id another session's turn holds;"
+                " stored apart under a session-scoped key, the other turn untouched",
+                path,
+                counts.collisions,
+            )
         cursor_store.save_cursor(
             conn,
             read.advanced(cursor),
@@ -284,9 +300,7 @@ class Ingestor:
             return rows
         paused, until = pause_store.paused_until(conn, self.device, outcome.platform)
         if paused:
-            tombstone_store.bury_paused(
-                conn, ((row.external_uuid or "", row.agent_platform, row.message) for row in rows)
-            )
+            tombstone_store.bury_paused(conn, ((_turn_key(row), row.message) for row in rows))
             outcome.dropped += len(rows)
             log.info(
                 "%s: capture paused for %s%s: %d turn(s) passed over",
@@ -296,7 +310,7 @@ class Ingestor:
                 len(rows),
             )
             return []
-        forgotten = tombstone_store.forgotten_among(conn, [row.external_uuid for row in rows])
+        forgotten = tombstone_store.forgotten_among(conn, map(_turn_key, rows))
         if not forgotten:
             return rows
         outcome.dropped = 0
@@ -360,13 +374,16 @@ class Ingestor:
         turns: Iterable[Turn],
         outcome: FileOutcome,
         *,
-        forgotten: frozenset[str] = frozenset(),
+        forgotten: frozenset[tombstone_store.TurnKey] = frozenset(),
     ) -> list[NewMemory]:
         """The rows admission lets in (its refusals count as ``outcome.dropped``);
-        ``forgotten`` holds the tombstoned keys among ``turns``."""
+        ``forgotten`` holds the tombstoned turns among ``turns``."""
         rows: list[NewMemory] = []
         for turn in turns:
-            admitted = self.admission.captured_turn(turn, forgotten=forgotten)
+            buried = (turn.external_uuid, turn.platform, turn.session_id, turn.role) in forgotten
+            admitted = self.admission.captured_turn(
+                turn, forgotten={turn.external_uuid} if buried else NOTHING_FORGOTTEN
+            )
             if isinstance(admitted, Refused):
                 outcome.dropped += 1
                 continue
@@ -391,6 +408,11 @@ class Ingestor:
                 )
             )
         return rows
+
+
+def _turn_key(row: NewMemory) -> tombstone_store.TurnKey:
+    """``row`` as a tombstone matches it."""
+    return (row.external_uuid or "", row.agent_platform, row.session_id, row.role)
 
 
 _REJECTED_ROW = (

@@ -82,6 +82,13 @@ def print_backfill(report: BackfillReport) -> None:
     for item in report.unreadable:
         line = escape(f"{item.platform}: {item}")
         console.print(f"[red]not imported:[/red] {line}", highlight=False, soft_wrap=True)
+    collisions = sum(t.collisions for t in report.platforms.values())
+    if collisions:
+        console.print(
+            f"[yellow]{collisions:,} turn(s) reuse a message id that another session's turn"
+            " holds:[/yellow] each was stored apart; no other turn was changed",
+            highlight=False,
+        )
     rate = report.turns_seen / report.seconds if report.seconds > 0 else 0.0
     console.print(
         f"{report.stored:,} rows stored, {report.already_stored:,} already stored, in "

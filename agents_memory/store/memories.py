@@ -21,6 +21,8 @@ from typing import Any, Final, Literal, NewType
 import psycopg
 from psycopg.rows import class_row
 
+from agents_memory.store import identity
+
 Source = Literal["capture", "save_message", "manage_knowledge", "import"]
 
 AdmittedText = NewType("AdmittedText", str)
@@ -111,6 +113,9 @@ class InsertCounts:
     inserted: int = 0
     updated: int = 0
     skipped: int = 0
+    collisions: int = 0
+    """Rows whose key another session's turn holds: stored apart under a scoped key (they
+    count in ``inserted`` or ``updated`` too)."""
     ids: tuple[int, ...] = field(default=(), repr=False)
     """Ids of the rows inserted or updated (for NOTIFY payloads and callers that need them)."""
 
@@ -119,6 +124,7 @@ class InsertCounts:
             self.inserted + other.inserted,
             self.updated + other.updated,
             self.skipped + other.skipped,
+            self.collisions + other.collisions,
             self.ids + other.ids,
         )
 
@@ -174,7 +180,9 @@ def _upsert(has_vector: bool) -> str:
     reset_vector = ", embedding = NULL" if has_vector else ""
     return (
         "WITH previous AS (SELECT m.id, m.message FROM memory m JOIN memory_incoming i"
-        "   ON m.external_uuid = i.external_uuid AND m.message IS DISTINCT FROM i.message),"
+        "   ON m.external_uuid = i.external_uuid AND m.message IS DISTINCT FROM i.message"
+        "   AND m.user_id = %s AND m.agent_platform = i.agent_platform AND m.role = i.role"
+        "   AND m.session_id IS NOT DISTINCT FROM i.session_id),"
         " history AS (INSERT INTO memory_history (memory_id, old_message, changed_by)"
         "   SELECT id, message, 'capture' FROM previous)"
         f" INSERT INTO memory (user_id, tag_processed, {_STAGED_LIST})"
@@ -187,6 +195,7 @@ def _upsert(has_vector: bool) -> str:
         "   tag_processed = false, cold_error = NULL, cold_attempts = 0,"
         f"   embedding_model = NULL{reset_vector}"
         " WHERE memory.message IS DISTINCT FROM EXCLUDED.message"
+        f" AND {identity.SAME_IDENTITY}"
         " RETURNING id, (xmax = 0) AS inserted"
     )
 
@@ -205,7 +214,10 @@ def insert_memories(
     rewrote the message under the same id): then the new text replaces the old, the old text
     goes to ``memory_history`` and the row is queued again for the Cold Path.
 
-    Within one batch the last row for an ``external_uuid`` wins. The batch goes to the server
+    A key is the same turn only within one user, client, session and role
+    (:mod:`agents_memory.store.identity`): a key another turn holds is stored under a scoped
+    key (``collisions``), never written over the other turn.
+    Within one batch the last row for an identity and key wins. The batch goes to the server
     by binary ``COPY`` into a session-local staging table (:func:`_stage`), then one ``INSERT …
     SELECT … ON CONFLICT`` moves it into ``memory`` (no per-value text encoding on either side).
     A naive ``message_at`` is taken as local time.
@@ -213,17 +225,21 @@ def insert_memories(
     if not rows:
         return InsertCounts()
     with conn.transaction() if conn.autocommit else contextlib.nullcontext():
-        _stage(conn, _last_per_uuid(rows))
+        resolved = identity.resolve(conn, user_id, rows)
+        _stage(conn, resolved.rows)
         # Planned for every batch: a prepared plan made while ``memory`` was small (a hash
         # join over a sequential scan of it) would stay in use as it grows, and every batch
         # would read the whole table (2.3x slower per batch at 60k rows, worse beyond).
-        returned = conn.execute(_UPSERT[has_vector], (user_id, user_id), prepare=False).fetchall()
+        returned = conn.execute(
+            _UPSERT[has_vector], (user_id, user_id, user_id), prepare=False
+        ).fetchall()
     inserted = sum(1 for _id, was_insert in returned if was_insert)
     updated = len(returned) - inserted
     return InsertCounts(
         inserted=inserted,
         updated=updated,
         skipped=len(rows) - inserted - updated,
+        collisions=resolved.collisions,
         ids=tuple(int(r[0]) for r in returned),
     )
 
@@ -269,18 +285,6 @@ def notify_new_memories(conn: psycopg.Connection[Any], count: int) -> None:
     """Wake the Cold Path: NOTIFY :data:`NEW_MEMORY_CHANNEL` with ``count`` as the payload
     (delivered when the caller's transaction commits)."""
     conn.execute("SELECT pg_notify(%s, %s)", (NEW_MEMORY_CHANNEL, str(count)))
-
-
-def _last_per_uuid(rows: Sequence[NewMemory]) -> list[NewMemory]:
-    keyed: dict[str, NewMemory] = {}
-    loose: list[NewMemory] = []
-    for row in rows:
-        if row.external_uuid is None:
-            loose.append(row)
-        else:
-            keyed.pop(row.external_uuid, None)
-            keyed[row.external_uuid] = row
-    return [*keyed.values(), *loose]
 
 
 def recent_memories(

@@ -3,7 +3,10 @@ while capture was paused). A tombstone holds the turn's stable key (``external_u
 SHA-256 of its stored text, never the text itself.
 
 Capture asks :func:`forgotten_among` once per batch (one indexed query for all the batch's
-keys) and admission refuses the keys it returns.
+keys) and admission refuses the turns it returns. A key is a turn's only within its session
+(:mod:`agents_memory.store.identity`), so a tombstone also keeps the session and role it
+buried, and refuses an incoming turn only when they match (or under the turn's scoped key).
+Tombstones written before migration 0014 have neither and match by key alone.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import psycopg
+
+from agents_memory.store.identity import scoped_key
 
 TombstoneReason = Literal["forgotten", "paused"]
 
@@ -32,15 +37,29 @@ class TombstoneCounts:
     paused: int
 
 
-def forgotten_among(conn: psycopg.Connection[Any], keys: Sequence[str | None]) -> frozenset[str]:
-    """Which of ``keys`` have a tombstone (one query for the whole batch)."""
-    wanted = sorted({key for key in keys if key})
+TurnKey = tuple[str, str, str | None, str]
+"""A turn as a tombstone matches it: ``(key, platform, session_id, role)``."""
+
+
+def forgotten_among(conn: psycopg.Connection[Any], turns: Iterable[TurnKey]) -> frozenset[TurnKey]:
+    """Which of ``turns`` have a tombstone: under their key with their session and role (or
+    none recorded), or under their scoped key (one query for the whole batch)."""
+    wanted = sorted({turn for turn in turns if turn[0]}, key=repr)
     if not wanted:
         return frozenset()
+    keys = [turn[0] for turn in wanted]
+    sessions = [turn[2] for turn in wanted]
+    roles = [turn[3] for turn in wanted]
+    scoped = [scoped_key(*turn) for turn in wanted]
     rows = conn.execute(
-        "SELECT external_uuid FROM tombstones WHERE external_uuid = ANY(%s)", (wanted,)
+        "SELECT i.n FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[])"
+        "   WITH ORDINALITY AS i(k, sk, s, r, n)"
+        " WHERE EXISTS (SELECT 1 FROM tombstones t WHERE t.external_uuid = i.sk)"
+        "    OR EXISTS (SELECT 1 FROM tombstones t WHERE t.external_uuid = i.k"
+        "      AND (t.role IS NULL OR (t.role = i.r AND t.session_id IS NOT DISTINCT FROM i.s)))",
+        (keys, scoped, sessions, roles),
     ).fetchall()
-    return frozenset(str(row[0]) for row in rows)
+    return frozenset(wanted[int(row[0]) - 1] for row in rows)
 
 
 def bury_memories(conn: psycopg.Connection[Any], ids: Sequence[int]) -> int:
@@ -50,8 +69,9 @@ def bury_memories(conn: psycopg.Connection[Any], ids: Sequence[int]) -> int:
         return 0
     digest = CONTENT_SHA256_SQL.format(column="message")
     cur = conn.execute(
-        "INSERT INTO tombstones (external_uuid, content_sha256, agent_platform, reason)"
-        f" SELECT external_uuid, {digest}, agent_platform, 'forgotten'"
+        "INSERT INTO tombstones"
+        " (external_uuid, content_sha256, agent_platform, reason, session_id, role)"
+        f" SELECT external_uuid, {digest}, agent_platform, 'forgotten', session_id, role"
         " FROM memory WHERE id = ANY(%s)"
         " ON CONFLICT (external_uuid) WHERE external_uuid IS NOT NULL DO NOTHING",
         (list(ids),),
@@ -59,19 +79,30 @@ def bury_memories(conn: psycopg.Connection[Any], ids: Sequence[int]) -> int:
     return cur.rowcount
 
 
-def bury_paused(conn: psycopg.Connection[Any], turns: Iterable[tuple[str, str, str]]) -> int:
-    """A ``paused`` tombstone for each ``(key, platform, text)`` not stored already: a turn
-    written while capture was paused is never captured later, even by a rescan."""
-    values = [(key, content_sha256(text), platform) for key, platform, text in turns if key]
+def bury_paused(conn: psycopg.Connection[Any], turns: Iterable[tuple[TurnKey, str]]) -> int:
+    """A ``paused`` tombstone for each ``(turn, text)`` not stored already: a turn written
+    while capture was paused is never captured later, even by a rescan. Where another turn's
+    tombstone holds the key, the turn is buried under its scoped key."""
+    values = [
+        (turn[0], scoped_key(*turn), content_sha256(text), turn[1], turn[2], turn[3])
+        for turn, text in turns
+        if turn[0]
+    ]
     if not values:
         return 0
-    keys, digests, platforms = (list(column) for column in zip(*values, strict=True))
+    columns = [list(column) for column in zip(*values, strict=True)]
     cur = conn.execute(
-        "INSERT INTO tombstones (external_uuid, content_sha256, agent_platform, reason)"
-        " SELECT k, d, p, 'paused' FROM unnest(%s::text[], %s::text[], %s::text[]) AS t(k, d, p)"
-        " WHERE NOT EXISTS (SELECT 1 FROM memory m WHERE m.external_uuid = t.k)"
+        "INSERT INTO tombstones"
+        " (external_uuid, content_sha256, agent_platform, reason, session_id, role)"
+        " SELECT CASE WHEN EXISTS (SELECT 1 FROM tombstones o WHERE o.external_uuid = t.k"
+        "     AND o.role IS NOT NULL AND (o.role <> t.r OR o.session_id IS DISTINCT FROM t.s))"
+        "   THEN t.sk ELSE t.k END, t.d, t.p, 'paused', t.s, t.r"
+        " FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])"
+        "   AS t(k, sk, d, p, s, r)"
+        " WHERE NOT EXISTS (SELECT 1 FROM memory m WHERE m.external_uuid IN (t.k, t.sk)"
+        "   AND m.role = t.r AND m.session_id IS NOT DISTINCT FROM t.s)"
         " ON CONFLICT (external_uuid) WHERE external_uuid IS NOT NULL DO NOTHING",
-        (keys, digests, platforms),
+        columns,
     )
     return cur.rowcount
 

@@ -21,6 +21,7 @@ from agents_memory.store.identity import scoped_key
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 from tests.capture.cli import memory_capture
 from tests.capture.transcripts import claude_user
+from tests.owner.helpers import env_for, run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 AT = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
@@ -305,3 +306,34 @@ def test_backfill_of_two_sessions_reusing_msg_1_keeps_both_answers(
         history = db.execute("SELECT count(*) FROM memory_history").fetchone()
     assert answers == [("s-one", "Use vault rotate."), ("s-two", "Staging listens on 8443.")]
     assert history == (0,)
+
+
+@pytest.mark.parametrize("forgotten", ["s-one", "s-two"])
+def test_forgetting_one_sessions_msg_1_neither_buries_the_other_nor_comes_back(
+    forgotten: str, tmp_path: Path, db_url: str
+) -> None:
+    """``s-one`` holds the key itself, ``s-two`` its scoped key: either tombstone buries only
+    its own session's turn."""
+    projects = tmp_path / ".claude" / "projects" / "-work-proj"
+    projects.mkdir(parents=True)
+    one, two = projects / "s-one.jsonl", projects / "s-two.jsonl"
+    one.write_bytes(_assistant("s-one", "The secret plan is in plan.md.", 2))
+    two.write_bytes(_assistant("s-two", "Staging listens on 8443.", 601))
+    assert memory_capture(tmp_path, db_url, "backfill").returncode == 0
+    env = env_for(db_url, tmp_path)
+
+    forgot = run("mcp-agents-memory", "forget", "--session", forgotten, "-y", env=env)
+    one.write_bytes(b"")  # truncated and written again: both files are read from the start
+    two.write_bytes(b"")
+    memory_capture(tmp_path, db_url, "backfill")
+    one.write_bytes(_assistant("s-one", "The secret plan is in plan.md.", 2))
+    two.write_bytes(_assistant("s-two", "Staging listens on 8443.", 601))
+    again = memory_capture(tmp_path, db_url, "backfill")
+
+    assert forgot.returncode == 0, forgot.stderr
+    assert again.returncode == 0, again.stderr
+    with psycopg.connect(db_url) as db:
+        left = db.execute("SELECT session_id, message FROM memory ORDER BY id").fetchall()
+    kept = {"s-one": "The secret plan is in plan.md.", "s-two": "Staging listens on 8443."}
+    del kept[forgotten]
+    assert dict(left) == kept

@@ -109,7 +109,8 @@ def _open(settings: Settings) -> Database:
 
 
 def _backends(settings: Settings, db: Database) -> tuple[Any, Any]:
-    from agents_memory.coldpath.llm import DbUsageRecorder, create_llm
+    from agents_memory.coldpath.llm import DbUsageRecorder
+    from agents_memory.coldpath.llm_routing import create_llm
     from agents_memory.embeddings import create_embedder
     from agents_memory.store import database
 

@@ -2,9 +2,9 @@
 
 * **Endpoint.** ``LOCAL_LLM_BASE_URL`` (llama.cpp ``llama-server``, llama-cpp-python, ollama,
   vLLM…) or else ``LLM_BASE_URL`` + ``LLM_API_KEY`` for a cloud (``OPENAI_API_KEY`` is used when
-  that URL is OpenAI's). Neither configured: :func:`create_llm` returns ``None`` and every job
-  uses its heuristic (``doctor``: ``degraded: no LLM``). Roles may have endpoints of their own
-  and a fallback endpoint is asked when the primary fails: :mod:`.llm_routing`.
+  that URL is OpenAI's). Neither configured: :func:`.llm_routing.create_llm` returns ``None``
+  and every job uses its heuristic (``doctor``: ``degraded: no LLM``). Roles may have endpoints
+  of their own and a fallback endpoint is asked when the primary fails: :mod:`.llm_routing`.
 * **Models.** Per role (:data:`ROLES`): ``<ROLE>_MODEL``, else ``LLM_MODEL``; a local endpoint
   without any is sent ``"local"`` (llama-server serves whatever it loaded).
 * **Structured output.** ``response_format`` ``json_schema`` (strict); a server that refuses it
@@ -150,7 +150,8 @@ class Attempt(Generic[ReplyT]):
 
 
 class LLMBackend(Protocol):
-    """What :func:`create_llm` returns (the Cold Path's :class:`~.base.LLM`, closable)."""
+    """What :func:`.llm_routing.create_llm` returns (the Cold Path's :class:`~.base.LLM`,
+    closable)."""
 
     @property
     def available(self) -> bool: ...
@@ -404,16 +405,6 @@ class OpenAICompatibleLLM:
             tokens_out = len(text or "") // 4
         self._record(role, tokens_in, tokens_out)
         return text or ""
-
-
-def create_llm(settings: Settings, usage: UsageRecorder) -> LLMBackend | None:
-    """The configured LLM (each role routed to its endpoint, then the fallback), or ``None``
-    without any endpoint. ``usage`` reads and records spend (:class:`DbUsageRecorder` in
-    production). Raises :class:`ConfigError` for a cloud endpoint without a model. See
-    :mod:`agents_memory.coldpath.llm_routing`."""
-    from agents_memory.coldpath.llm_routing import create_routed_llm
-
-    return create_routed_llm(settings, usage)
 
 
 def _schema_name(role: str) -> str:

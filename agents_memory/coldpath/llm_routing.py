@@ -132,3 +132,11 @@ def create_routed_llm(settings: Settings, usage: UsageRecorder) -> RoutedLLM | N
     if not routes:
         return None
     return RoutedLLM(routes)
+
+
+def create_llm(settings: Settings, usage: UsageRecorder) -> RoutedLLM | None:
+    """The configured LLM (each role routed to its endpoint, then the fallback), or ``None``
+    without any endpoint. ``usage`` reads and records spend
+    (:class:`~agents_memory.coldpath.llm.DbUsageRecorder` in production). Raises
+    :class:`ConfigError` for a cloud endpoint without a model."""
+    return create_routed_llm(settings, usage)

@@ -31,14 +31,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import Field, dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
 import psycopg
-
-if TYPE_CHECKING:
-    from agents_memory.store.memories import NewMemory
 
 SCOPE_MARK: Final = "~s"
 SCOPED_KEY_PATTERN: Final = r"~s[0-9a-f]{16}$"
@@ -52,6 +49,28 @@ SAME_IDENTITY: Final = (
 )
 """The guard of every upsert on ``memory``: a conflicting row is replaced only when it is the
 same turn's (``memory`` the stored row, ``EXCLUDED`` the incoming one)."""
+
+
+class _Row(Protocol):
+    """What the rules read of a row to store (:class:`agents_memory.store.memories.NewMemory`)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    @property
+    def external_uuid(self) -> str | None: ...
+    @property
+    def agent_platform(self) -> str: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def message_at(self) -> datetime | None: ...
+
+
+Row = TypeVar("Row", bound=_Row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,24 +97,24 @@ class _Stored:
 
 
 @dataclass(frozen=True, slots=True)
-class Resolved:
+class Resolved(Generic[Row]):
     """A batch with every key settled: ``rows`` to upsert (one per key), and what was set
     aside."""
 
-    rows: list[NewMemory]
+    rows: list[Row]
     collisions: int = 0
     """Rows whose key another identity holds, stored under their scoped key."""
     duplicates: int = 0
     """Rows that another identity already holds with the same text and time."""
 
 
-def resolve(conn: psycopg.Connection[Any], user_id: int, rows: Sequence[NewMemory]) -> Resolved:
+def resolve(conn: psycopg.Connection[Any], user_id: int, rows: Sequence[Row]) -> Resolved[Row]:
     """``rows`` with their keys settled by the rules above (one indexed query for the batch).
 
     Within the batch the last row of an identity and key wins (a turn streamed in several
     snapshots); rows without a key are always new."""
-    latest: dict[tuple[str, Identity], NewMemory] = {}
-    loose: list[NewMemory] = []
+    latest: dict[tuple[str, Identity], Row] = {}
+    loose: list[Row] = []
     for row in rows:
         if row.external_uuid is None:
             loose.append(row)
@@ -107,7 +126,7 @@ def resolve(conn: psycopg.Connection[Any], user_id: int, rows: Sequence[NewMemor
         return Resolved(loose)
     wanted = {key for key, _who in latest} | {_scoped(key, who) for key, who in latest}
     stored = _stored(conn, sorted(wanted))
-    out: list[NewMemory] = []
+    out: list[Row] = []
     collisions = duplicates = 0
     for (key, who), row in latest.items():
         scoped = _scoped(key, who)
@@ -129,7 +148,7 @@ def resolve(conn: psycopg.Connection[Any], user_id: int, rows: Sequence[NewMemor
     return Resolved([*out, *loose], collisions, duplicates)
 
 
-def _identity(user_id: int, row: NewMemory) -> Identity:
+def _identity(user_id: int, row: _Row) -> Identity:
     return Identity(user_id, row.agent_platform, row.session_id, row.role)
 
 
@@ -137,7 +156,7 @@ def _scoped(key: str, who: Identity) -> str:
     return scoped_key(key, who.platform, who.session_id, who.role)
 
 
-def _same_message(owner: _Stored, row: NewMemory, who: Identity) -> bool:
+def _same_message(owner: _Stored, row: _Row, who: Identity) -> bool:
     """The stored row is this very message, written again in another file: same user, client,
     role, text and time."""
     mine = owner.identity

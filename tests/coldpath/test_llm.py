@@ -12,7 +12,8 @@ import psycopg
 import pytest
 from pydantic import Field, ValidationError
 
-from agents_memory.coldpath.llm import DbUsageRecorder, OpenAICompatibleLLM, create_llm
+from agents_memory.coldpath.llm import DbUsageRecorder, OpenAICompatibleLLM
+from agents_memory.coldpath.llm_routing import create_llm
 from agents_memory.coldpath.replies import (
     AliasJudgement,
     DtagClusters,

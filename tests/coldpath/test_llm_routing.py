@@ -9,8 +9,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from agents_memory.coldpath.llm import DbUsageRecorder, create_llm
-from agents_memory.coldpath.llm_routing import RoutedLLM, role_endpoint
+from agents_memory.coldpath.llm import DbUsageRecorder
+from agents_memory.coldpath.llm_routing import RoutedLLM, create_llm, role_endpoint
 from agents_memory.config import Settings
 from agents_memory.errors import ConfigError
 from agents_memory.store.usage import record_usage, usage_on, utc_today

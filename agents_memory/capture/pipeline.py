@@ -35,6 +35,7 @@ from agents_memory.admission.admit import (
 )
 from agents_memory.capture import tailer
 from agents_memory.config import Settings
+from agents_memory.errors import first_line
 from agents_memory.store import cursors as cursor_store
 from agents_memory.store import pause as pause_store
 from agents_memory.store import tombstones as tombstone_store
@@ -363,7 +364,7 @@ class Ingestor:
                     "%s: could not store turn %s: %s",
                     path,
                     row.external_uuid,
-                    str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
+                    first_line(exc),
                 )
                 outcome.issues += 1
         return counts

@@ -162,14 +162,3 @@ def debug_option(func: Callable[..., Any]) -> Callable[..., Any]:
         is_eager=True,
         help="Show tracebacks and debug logging.",
     )(func)
-
-
-def human_bytes(size: int | None) -> str:
-    if size is None:
-        return "?"
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GiB"

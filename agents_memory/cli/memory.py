@@ -15,11 +15,11 @@ from agents_memory.cli.common import (
     ScriptGroup,
     configure_logging,
     debug_option,
-    human_bytes,
     run_main,
     settings_from,
 )
 from agents_memory.config import Settings, load_settings
+from agents_memory.ops.units import human_bytes
 
 if TYPE_CHECKING:
     from agents_memory.store.health import DatabaseHealth, SecretScan

@@ -15,9 +15,9 @@ from rich.table import Table
 
 from agents_memory.adapters import short_platform
 from agents_memory.capture.backfill import BackfillReport
-from agents_memory.cli.common import human_bytes
 from agents_memory.cli.tables import table_console
 from agents_memory.ops.status import CaptureStatus
+from agents_memory.ops.units import human_bytes
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from starlette.responses import HTMLResponse
 
 from agents_memory.capture.discovery import Catalog
 from agents_memory.config import Settings
+from agents_memory.ops.units import human_bytes
 from agents_memory.server.state import ServerState
 
 T = TypeVar("T")
@@ -31,23 +32,12 @@ def create_templates() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["when"] = _when
-    env.filters["size"] = _size
+    env.filters["size"] = human_bytes
     return env
 
 
 def _when(value: datetime | None) -> str:
     return value.astimezone().strftime("%Y-%m-%d %H:%M") if value else "never"
-
-
-def _size(value: int | None) -> str:
-    if value is None:
-        return "?"
-    amount = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if amount < 1024 or unit == "GiB":
-            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
-        amount /= 1024
-    return f"{amount:.1f} GiB"
 
 
 @dataclass(slots=True)

@@ -38,6 +38,10 @@ COMPACT_PREVIEW = 100
 
 @dataclass(frozen=True, slots=True)
 class BriefRequest:
+    """What one brief is for. Build it with :meth:`full` (a session's start: a hook or the
+    ``memory_startup`` tool) or :meth:`compact` (text that rides along elsewhere: the MCP
+    server's instructions, the managed context files)."""
+
     platform: str | None
     model: str | None
     device: str
@@ -46,6 +50,48 @@ class BriefRequest:
     max_chars: int = 8000
     short_term_days: int | None = None
     same_agent_only: bool = True
+
+    @classmethod
+    def full(
+        cls,
+        settings: Settings,
+        *,
+        platform: str | None,
+        model: str | None,
+        cwd: str | None,
+        max_chars: int | None = None,
+        short_term_days: int | None = None,
+        same_agent_only: bool = True,
+    ) -> BriefRequest:
+        """A session-start brief on this device; ``max_chars`` ``None``: the short-term
+        budget (``SHORT_TERM_TOKEN_LIMIT``) in characters plus room for the other sections."""
+        room = max(8000, int(settings.short_term_token_limit * CHARS_PER_TOKEN) + 4000)
+        return cls(
+            platform,
+            model,
+            settings.device_name,
+            cwd,
+            "full",
+            room if max_chars is None else max_chars,
+            short_term_days,
+            same_agent_only,
+        )
+
+    @classmethod
+    def compact(
+        cls, settings: Settings, *, platform: str | None, cwd: str | None, max_chars: int
+    ) -> BriefRequest:
+        """A compact brief on this device; a client's own turns first when ``platform`` is
+        known."""
+        return cls(
+            platform,
+            None,
+            settings.device_name,
+            cwd,
+            "compact",
+            max_chars,
+            same_agent_only=platform is not None,
+        )
 
 
 @dataclass(slots=True)

@@ -55,14 +55,7 @@ class ContextFiles:
                 conn,
                 self.settings,
                 user_id,
-                BriefRequest(
-                    platform=None,
-                    model=None,
-                    device=self.settings.device_name,
-                    mode="compact",
-                    max_chars=BRIEF_CHARS,
-                    same_agent_only=False,
-                ),
+                BriefRequest.compact(self.settings, platform=None, cwd=None, max_chars=BRIEF_CHARS),
             )
             conn.rollback()
             changed = refresh_context_blocks(self.home, brief)

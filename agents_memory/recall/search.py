@@ -22,7 +22,7 @@ import psycopg
 from agents_memory.adapters import platform_filter
 from agents_memory.config import Settings
 from agents_memory.daterange import DateRange, parse_date_range
-from agents_memory.errors import AdapterError, SearchArgumentError
+from agents_memory.errors import AdapterError, SearchArgumentError, first_line
 from agents_memory.store.search import (
     SearchFilters,
     SearchResult,
@@ -185,8 +185,7 @@ def held_query_vector(
 
 def failed_note(exc: Exception) -> str:
     """Why the search runs full-text only when the backend failed."""
-    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return f"embedding the query failed ({reason}), full-text search only"
+    return f"embedding the query failed ({first_line(exc)}), full-text search only"
 
 
 def stored_model_note(conn: psycopg.Connection[Any], settings: Settings) -> str | None:

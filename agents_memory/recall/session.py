@@ -38,12 +38,11 @@ def brief_for(
         conn,
         settings,
         user_id,
-        BriefRequest(
+        BriefRequest.full(
+            settings,
             platform=platform,
             model=model,
-            device=settings.device_name,
             cwd=_text(event, "cwd"),
-            mode="full",
             max_chars=get_adapter(platform).brief_limit,
         ),
     )

@@ -42,14 +42,8 @@ def compact_brief(state: ServerState, platform: str | None = None) -> str:
             conn,
             state.settings,
             state.user_id,
-            BriefRequest(
-                platform=platform,
-                model=None,
-                device=state.settings.device_name,
-                cwd=state.cwd,
-                mode="compact",
-                max_chars=budget,
-                same_agent_only=platform is not None,
+            BriefRequest.compact(
+                state.settings, platform=platform, cwd=state.cwd, max_chars=budget
             ),
         )
 

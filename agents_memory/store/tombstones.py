@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import psycopg
@@ -22,19 +21,13 @@ from agents_memory.store.identity import scoped_key
 
 TombstoneReason = Literal["forgotten", "paused"]
 
-CONTENT_SHA256_SQL = "encode(sha256(convert_to({column}, 'UTF8')), 'hex')"
+_CONTENT_SHA256_SQL = "encode(sha256(convert_to({column}, 'UTF8')), 'hex')"
 """The SQL expression of a stored text's hash (the same as :func:`content_sha256`)."""
 
 
 def content_sha256(text: str) -> str:
     """The hash a tombstone keeps of ``text``."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class TombstoneCounts:
-    forgotten: int
-    paused: int
 
 
 TurnKey = tuple[str, str, str | None, str]
@@ -67,7 +60,7 @@ def bury_memories(conn: psycopg.Connection[Any], ids: Sequence[int]) -> int:
     before the rows go; returns how many were recorded (a key buried before counts once)."""
     if not ids:
         return 0
-    digest = CONTENT_SHA256_SQL.format(column="message")
+    digest = _CONTENT_SHA256_SQL.format(column="message")
     cur = conn.execute(
         "INSERT INTO tombstones"
         " (external_uuid, content_sha256, agent_platform, reason, session_id, role)"
@@ -105,12 +98,3 @@ def bury_paused(conn: psycopg.Connection[Any], turns: Iterable[tuple[TurnKey, st
         columns,
     )
     return cur.rowcount
-
-
-def count_tombstones(conn: psycopg.Connection[Any]) -> TombstoneCounts:
-    row = conn.execute(
-        "SELECT count(*) FILTER (WHERE reason = 'forgotten'),"
-        " count(*) FILTER (WHERE reason = 'paused') FROM tombstones"
-    ).fetchone()
-    assert row is not None
-    return TombstoneCounts(int(row[0]), int(row[1]))

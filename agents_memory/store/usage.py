@@ -80,16 +80,5 @@ def usage_by_role(conn: psycopg.Connection[Any], day: date) -> list[RoleUsage]:
     return [_usage(row) for row in rows]
 
 
-def usage_totals(conn: psycopg.Connection[Any], *, since: date | None = None) -> list[RoleUsage]:
-    """Counters summed over all days (or from ``since`` on), per role."""
-    rows = conn.execute(
-        "SELECT role, sum(calls), sum(tokens_in), sum(tokens_out), sum(est_cost), sum(refused)"
-        " FROM llm_usage WHERE %(since)s::date IS NULL OR day >= %(since)s::date"
-        " GROUP BY role ORDER BY role",
-        {"since": since},
-    ).fetchall()
-    return [_usage(row) for row in rows]
-
-
 def _usage(row: Any) -> RoleUsage:
     return RoleUsage(str(row[0]), int(row[1]), int(row[2]), int(row[3]), float(row[4]), int(row[5]))

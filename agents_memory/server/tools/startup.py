@@ -61,13 +61,11 @@ def register(server: MCPServer[Any]) -> None:
                 conn,
                 state.settings,
                 state.user_id,
-                BriefRequest(
+                BriefRequest.full(
+                    state.settings,
                     platform=platform,
                     model=model,
-                    device=state.settings.device_name,
                     cwd=state.cwd,
-                    mode="full",
-                    max_chars=max(8000, int(state.settings.short_term_token_limit * 1.7) + 4000),
                     short_term_days=short_term_days,
                     same_agent_only=agent_platform_filter,
                 ),

@@ -22,6 +22,7 @@ from agents_memory.cli.common import (
     run_main,
     settings_from,
 )
+from agents_memory.cli.vocabulary import client_option, json_option, since_option
 from agents_memory.config import (
     Settings,
     brief_socket_path,
@@ -128,19 +129,9 @@ def run(ctx: click.Context, poll: bool, no_cold_path: bool) -> None:
 
 
 @cli.command()
-@click.option(
-    "--platform",
-    "platforms",
-    multiple=True,
-    metavar="NAME",
-    help=f"Only this client (repeatable): {', '.join(adapter_names())}.",
-)
-@click.option(
-    "--since",
-    metavar="DATE",
-    help="Only transcripts modified since then (7d, 2w, 2026-02, last week, YYYY-MM-DD, …).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@client_option(multiple=True)
+@since_option("Only transcripts modified from the start of this day or period")
+@json_option("the summary")
 @debug_option
 @click.pass_context
 def backfill(
@@ -200,7 +191,7 @@ def vars_of(obj: object) -> dict[str, object]:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_option("the status")
 @debug_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
@@ -220,7 +211,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--platform", metavar="NAME", help=f"Only this client: {', '.join(adapter_names())}.")
+@client_option()
 @click.option(
     "--for",
     "duration",
@@ -255,7 +246,7 @@ def pause(ctx: click.Context, platform: str | None, duration: str | None) -> Non
 
 
 @cli.command()
-@click.option("--platform", metavar="NAME", help="Only this client's pause.")
+@client_option("Only this client's pause")
 @debug_option
 @click.pass_context
 def resume(ctx: click.Context, platform: str | None) -> None:
@@ -315,12 +306,8 @@ def _install_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option(
         "--dry-run", is_flag=True, help="Print the changes as unified diffs; write nothing."
     )(func)
-    return click.option(
-        "--platform",
-        "platforms",
-        multiple=True,
-        type=click.Choice(HOOK_PLATFORMS),
-        help="Only this client (repeatable). Default: every client found on this machine.",
+    return client_option(
+        "Only this client; default every client found on this machine", multiple=True
     )(func)
 
 

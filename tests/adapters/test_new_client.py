@@ -193,7 +193,7 @@ def test_save_message_refuses_the_registered_client_and_names_it(
     assert json.loads(saved.content[0].text)["skipped"] == "auto-capture active"
     described = {t.name: t for t in tools.tools}
     assert "TinyChat are)" in (described["save_message"].description or "")
-    search = described["search_memory"].input_schema["properties"]["agent_platform"]
+    search = described["search_memory"].input_schema["properties"]["platform"]
     assert NAME in search["description"]
 
 

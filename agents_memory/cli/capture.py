@@ -75,7 +75,8 @@ def pid_file() -> Path:
 @click.option(
     "--no-cold-path",
     is_flag=True,
-    help="Do not run the Cold Path as a child (a service manager runs it: the systemd unit).",
+    help="Do not run the background worker (the Cold Path: tags, vectors, profile, summaries) "
+    "as a child; a service manager runs it (the systemd unit).",
 )
 @debug_option
 @click.pass_context
@@ -83,7 +84,8 @@ def run(ctx: click.Context, poll: bool, no_cold_path: bool) -> None:
     """Run the capture daemon in the foreground (what the service and `start` run).
 
     Watches every enabled client's transcript folders and stores each new user/assistant turn
-    exactly once. It also runs the Cold Path (`mcp-agents-memory coldpath`) as its child,
+    exactly once. It also runs the background worker that tags, embeds and summarises the
+    turns (the Cold Path, `mcp-agents-memory coldpath`) as its child,
     restarted when it exits, unless COLD_PATH_ENABLED=false or --no-cold-path. SIGTERM or
     Ctrl-C finishes the current file, stops the Cold Path and exits cleanly.
     """
@@ -273,8 +275,9 @@ def _daemon_process() -> Any:
 @cli.command()
 @debug_option
 def start() -> None:
-    """Start the capture daemon in the background, with the Cold Path as its child (for
-    systems without systemd or launchd); its output goes to capture.log in the state dir."""
+    """Start the capture daemon in the background, with its background worker (the Cold Path)
+    as its child (for systems without systemd or launchd); its output goes to capture.log in
+    the state dir."""
     for line in _daemon_process().start():
         click.echo(line)
 

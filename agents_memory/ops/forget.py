@@ -223,14 +223,14 @@ def describe(report: ForgetReport) -> list[str]:
     if report.summaries_dropped or report.summaries_rebuilt:
         lines.append(
             f"summaries: {report.summaries_dropped} dropped, {report.summaries_rebuilt} "
-            "rebuilt from what is left (the Cold Path rewrites them)"
+            "rebuilt from what is left (the background worker writes them again)"
         )
     if report.profile_rebuild:
         fields = " and ".join(f.replace("_", " ") for f in report.profile_fields_dropped)
         lines.append(
             f"profile: {fields} built from forgotten turns emptied "
-            f"({report.profile_history_removed} history entries removed); the librarian builds "
-            "it again from the turns left on its next Cold Path pass"
+            f"({report.profile_history_removed} history entries removed); the background "
+            "worker writes it again from the turns left on its next pass"
         )
     if report.vectors_cleared:
         lines.append(f"vectors: {report.vectors_cleared} of the turns after them made again")

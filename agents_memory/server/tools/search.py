@@ -23,6 +23,25 @@ ANNOTATIONS = ToolAnnotations(
 )
 
 
+Project = Annotated[
+    str | None, Field(description="Only this project (an alias finds its project).")
+]
+Since = Annotated[
+    str | None,
+    Field(
+        description="Only from the start of this day or period: today, yesterday, last_week, "
+        "last_month, N_days_ago, 7d, YYYY-MM-DD or YYYY-MM."
+    ),
+]
+Until = Annotated[
+    str | None,
+    Field(description="Only up to the end of this day or period (same forms as since)."),
+]
+OldName = SkipJsonSchema[str | None]
+"""An argument's older name (``p_tag``, ``date_range``, ``agent_platform``): still accepted
+for one release, left out of the tool's schema."""
+
+
 def platform_help() -> str:
     """The ``platform`` description: the registered clients' names and short names."""
     short = ", ".join(f"{a.short_name} = {a.name}" for a in all_adapters() if a.short_name)
@@ -41,21 +60,9 @@ def register(server: MCPServer[Any]) -> None:
                 description="What to look for, in any language. Omit to list the newest memories."
             ),
         ] = None,
-        project: Annotated[
-            str | None,
-            Field(description="Only this project (an alias finds its project)."),
-        ] = None,
-        since: Annotated[
-            str | None,
-            Field(
-                description="Only from the start of this day or period: today, yesterday, "
-                "last_week, last_month, N_days_ago, 7d, YYYY-MM-DD or YYYY-MM."
-            ),
-        ] = None,
-        until: Annotated[
-            str | None,
-            Field(description="Only up to the end of this day or period (same forms as since)."),
-        ] = None,
+        project: Project = None,
+        since: Since = None,
+        until: Until = None,
         role: Annotated[
             Literal["user", "assistant"] | None,
             Field(description="Only what the user said, or only what agents answered."),
@@ -72,9 +79,9 @@ def register(server: MCPServer[Any]) -> None:
         include_archived: Annotated[
             bool, Field(description="Also search archived (older or removed) memories.")
         ] = False,
-        p_tag: SkipJsonSchema[str | None] = None,
-        date_range: SkipJsonSchema[str | None] = None,
-        agent_platform: SkipJsonSchema[str | None] = None,
+        p_tag: OldName = None,
+        date_range: OldName = None,
+        agent_platform: OldName = None,
     ) -> search_tool.SearchOutput:
         """Search the shared memory of all agents: full-text and meaning, newest first when
         equally relevant. Use it before assuming what was decided, named or preferred.

@@ -55,3 +55,17 @@ def test_pause_takes_a_clients_short_name(client: TestClient, console: Console) 
         assert [p.platform for p in active_pauses(conn, console.settings.device_name)] == [
             "codex-cli"
         ]
+
+
+def test_the_brief_preview_takes_a_short_client_name_and_an_alias(client: TestClient) -> None:
+    page = client.get("/brief?platform=claude&project=Shop-Old")
+    assert page.status_code == 200, page.text
+    assert "of 9500 characters" in page.text and 'id="hook-output"' in page.text
+    wrong = client.get("/brief?platform=claude&project=sho")
+    assert wrong.status_code == 400
+    assert "did you mean &#39;shop&#39;" in wrong.text
+
+
+def test_an_export_of_a_misspelt_project_names_the_close_ones(client: TestClient) -> None:
+    refused = client.get("/export?project=sho", follow_redirects=True)
+    assert "did you mean &#39;shop&#39;" in refused.text or "did you mean 'shop'" in refused.text

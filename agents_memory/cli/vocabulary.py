@@ -36,14 +36,14 @@ class VocabularyOption(click.Option):
         self.old_spellings = old_spellings
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        shown = self.opts
+        shown, written = self.opts, self.help
         self.opts = [flag for flag in shown if flag not in self.old_spellings]
-        if self.help and "{clients}" in self.help:
-            self.help = self.help.replace("{clients}", client_help())
+        if written and "{clients}" in written:
+            self.help = written.replace("{clients}", client_help())
         try:
             return super().get_help_record(ctx)
         finally:
-            self.opts = shown
+            self.opts, self.help = shown, written
 
 
 def _resolved_filter(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:

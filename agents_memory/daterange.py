@@ -103,6 +103,21 @@ def period_bound(text: str, now: datetime, *, start: bool) -> datetime:
     return edge
 
 
+def split_period(text: str) -> tuple[str | None, str | None]:
+    """The ``--since`` / ``--until`` pair that names the same period as ``text`` read by
+    :func:`parse_date_range` (the old search ``--date-range`` / MCP ``date_range``): ``A..B``
+    is ``A`` and ``B``, ``yesterday`` and a month bound both sides, any other form only the
+    start. Blank sides are ``None``; the forms themselves are checked where they are read."""
+    raw = text.strip()
+    if ".." in raw:
+        left, _, right = raw.partition("..")
+        return left.strip() or None, right.strip() or None
+    if not raw:
+        return None, None
+    form = _normalise(raw)
+    return raw, raw if form == "yesterday" or _ISO_MONTH.match(form) else None
+
+
 def _span(part: str, now: datetime, whole: str) -> tuple[date, date]:
     """The first and last calendar day a single form names: one day, or a whole month."""
     match = _ISO_MONTH.match(_normalise(part))

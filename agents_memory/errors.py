@@ -16,6 +16,7 @@
     ├── ColdPathBusy             another Cold Path worker holds the singleton lock
     ├── TagEditError             a tag edit that cannot be done (unknown name, alias cycle…)
     ├── SearchArgumentError      an argument a search cannot take (also a ``ValueError``)
+    ├── UnknownProjectError      a project name no tag has (the message names the close ones)
     ├── OwnerRequestError        a forget, restore or pause request that cannot be done (it
     │                            names no rows, an unknown or not-archived id…)
     ├── BundleError              an export bundle that cannot be imported (bad checksum, newer
@@ -84,6 +85,17 @@ class SearchArgumentError(AgentsMemoryError, ValueError):
         super().__init__(message)
         self.argument = argument
         self.value = value
+
+
+class UnknownProjectError(AgentsMemoryError, ValueError):
+    """A project name that is no project tag nor an alias of one. ``str(exc)`` says which
+    projects come close (``did you mean 'quokka-api'?``) and which exist; ``suggestions``
+    holds the close ones."""
+
+    def __init__(self, message: str, *, name: str, suggestions: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.name = name
+        self.suggestions = suggestions
 
 
 class OwnerRequestError(AgentsMemoryError):

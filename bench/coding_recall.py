@@ -28,7 +28,8 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from agents_memory.embeddings import to_halfvec
-from agents_memory.recall.search import search_request
+from agents_memory.recall.search import prepare_search
+from agents_memory.recall.search_request import SearchRequest
 from agents_memory.store.knowledge import set_embedding
 from agents_memory.store.passages import PREVIOUS_SQL, passage_text
 from agents_memory.store.search import (
@@ -115,11 +116,9 @@ def run_queries(
         assert uid is not None
         for text in texts:
             started = time.perf_counter()
-            request = search_request(
-                query=text, p_tag=None, date_range=None, role=None, agent_platform=None,
-                device_scope="global", limit=LIMIT, include_archived=False, device_name=None,
-                now=datetime.now(UTC),
-            )  # fmt: skip
+            request = prepare_search(
+                SearchRequest(query=text, limit=LIMIT), device_name=None, now=datetime.now(UTC)
+            )
             res = search_memories(
                 conn, uid, query=request.text, query_vector=qv.get(text),
                 filters=request.filters, tuning=tuning,

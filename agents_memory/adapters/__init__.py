@@ -34,11 +34,14 @@ __all__ = [
     "Turn",
     "all_adapters",
     "all_platforms",
+    "client_help",
+    "client_names",
     "get_adapter",
     "names",
     "platform_filter",
     "platform_for_client",
     "register",
+    "resolve_client",
     "resolve_platform",
     "short_platform",
 ]
@@ -142,6 +145,41 @@ def resolve_platform(value: str) -> str:
         return wanted
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise AdapterError(f"unknown platform {value!r}{hint}; one of: {', '.join(forms)}")
+
+
+def resolve_client(value: str) -> Adapter:
+    """The adapter ``value`` names, in any case: its name (``codex-cli``), its short name
+    (``codex``) or a platform it writes (``codex-desktop``). The one rule of every command
+    that acts on a client's capture (``pause``, ``resume``, ``backfill``, ``install``,
+    ``uninstall``); anything else raises :class:`AdapterError` with the close name and the
+    list."""
+    wanted = value.strip().lower()
+    adapters = all_adapters()
+    for adapter in adapters:
+        if wanted in (adapter.name, adapter.short_name) or wanted in adapter.platforms:
+            return adapter
+    forms = client_names()
+    close = difflib.get_close_matches(wanted, forms, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise AdapterError(f"unknown client {value!r}{hint}; one of: {', '.join(forms)}")
+
+
+def client_names() -> list[str]:
+    """Every registered client's name, each followed by its short name when it has one."""
+    out: list[str] = []
+    for adapter in all_adapters():
+        out.append(adapter.name)
+        if adapter.short_name:
+            out.append(adapter.short_name)
+    return out
+
+
+def client_help() -> str:
+    """The registered clients as help texts list them: ``claude-code (claude), codex-cli
+    (codex), …, grok``."""
+    return ", ".join(
+        f"{a.name} ({a.short_name})" if a.short_name else a.name for a in all_adapters()
+    )
 
 
 _CLIENT_NAME = re.compile(r"[a-z0-9][a-z0-9._ -]{0,63}")

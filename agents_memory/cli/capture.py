@@ -22,6 +22,7 @@ from agents_memory.cli.common import (
     run_main,
     settings_from,
 )
+from agents_memory.cli.vocabulary import client_option, json_option, since_option
 from agents_memory.config import (
     Settings,
     brief_socket_path,
@@ -74,7 +75,8 @@ def pid_file() -> Path:
 @click.option(
     "--no-cold-path",
     is_flag=True,
-    help="Do not run the Cold Path as a child (a service manager runs it: the systemd unit).",
+    help="Do not run the background worker (the Cold Path: tags, vectors, profile, summaries) "
+    "as a child; a service manager runs it (the systemd unit).",
 )
 @debug_option
 @click.pass_context
@@ -82,7 +84,8 @@ def run(ctx: click.Context, poll: bool, no_cold_path: bool) -> None:
     """Run the capture daemon in the foreground (what the service and `start` run).
 
     Watches every enabled client's transcript folders and stores each new user/assistant turn
-    exactly once. It also runs the Cold Path (`mcp-agents-memory coldpath`) as its child,
+    exactly once. It also runs the background worker that tags, embeds and summarises the
+    turns (the Cold Path, `mcp-agents-memory coldpath`) as its child,
     restarted when it exits, unless COLD_PATH_ENABLED=false or --no-cold-path. SIGTERM or
     Ctrl-C finishes the current file, stops the Cold Path and exits cleanly.
     """
@@ -128,19 +131,9 @@ def run(ctx: click.Context, poll: bool, no_cold_path: bool) -> None:
 
 
 @cli.command()
-@click.option(
-    "--platform",
-    "platforms",
-    multiple=True,
-    metavar="NAME",
-    help=f"Only this client (repeatable): {', '.join(adapter_names())}.",
-)
-@click.option(
-    "--since",
-    metavar="DATE",
-    help="Only transcripts modified since then (7d, 2w, 2026-02, last week, YYYY-MM-DD, …).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@client_option(multiple=True)
+@since_option("Only transcripts modified from the start of this day or period")
+@json_option("the summary")
 @debug_option
 @click.pass_context
 def backfill(
@@ -200,7 +193,7 @@ def vars_of(obj: object) -> dict[str, object]:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_option("the status")
 @debug_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
@@ -220,7 +213,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--platform", metavar="NAME", help=f"Only this client: {', '.join(adapter_names())}.")
+@client_option()
 @click.option(
     "--for",
     "duration",
@@ -255,7 +248,7 @@ def pause(ctx: click.Context, platform: str | None, duration: str | None) -> Non
 
 
 @cli.command()
-@click.option("--platform", metavar="NAME", help="Only this client's pause.")
+@client_option("Only this client's pause")
 @debug_option
 @click.pass_context
 def resume(ctx: click.Context, platform: str | None) -> None:
@@ -282,8 +275,9 @@ def _daemon_process() -> Any:
 @cli.command()
 @debug_option
 def start() -> None:
-    """Start the capture daemon in the background, with the Cold Path as its child (for
-    systems without systemd or launchd); its output goes to capture.log in the state dir."""
+    """Start the capture daemon in the background, with its background worker (the Cold Path)
+    as its child (for systems without systemd or launchd); its output goes to capture.log in
+    the state dir."""
     for line in _daemon_process().start():
         click.echo(line)
 
@@ -315,12 +309,8 @@ def _install_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option(
         "--dry-run", is_flag=True, help="Print the changes as unified diffs; write nothing."
     )(func)
-    return click.option(
-        "--platform",
-        "platforms",
-        multiple=True,
-        type=click.Choice(HOOK_PLATFORMS),
-        help="Only this client (repeatable). Default: every client found on this machine.",
+    return client_option(
+        "Only this client; default every client found on this machine", multiple=True
     )(func)
 
 

@@ -43,7 +43,8 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 @debug_option
 @click.pass_context
 def coldpath(ctx: click.Context, once: bool, only: tuple[str, ...]) -> None:
-    """Run the Cold Path: tagging, embeddings, profiles, summaries, alias suggestions.
+    """Run the background worker (the Cold Path): project tags, vectors, your profile,
+    summaries, alias suggestions.
 
     One worker per shared pool runs the jobs (a PostgreSQL advisory lock; others stand by and
     take over within COLD_PATH_INTERVAL_SEC when it dies). It wakes when the capture daemon

@@ -16,7 +16,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from agents_memory.cli.common import debug_option, settings_from
-from agents_memory.daterange import ACCEPTED_FORMS
+from agents_memory.cli.vocabulary import (
+    json_option,
+    platform_filter_option,
+    project_option,
+    since_option,
+    until_option,
+)
+from agents_memory.errors import UnknownProjectError
 from agents_memory.ops.seed_map import SEED_A_MODEL
 
 
@@ -46,10 +53,10 @@ def _progress(title: str) -> Iterator[Callable[[str, int, int | None], None] | N
 
 @click.command("export")
 @click.argument("path", required=False, type=click.Path(path_type=Path))
-@click.option("--project", help="Only this project (its aliases included).")
-@click.option("--since", help=f"Only turns from this date on: {ACCEPTED_FORMS}.")
-@click.option("--until", help="Only turns up to the end of this date (same forms as --since).")
-@click.option("--platform", help="Only this client's turns (e.g. claude-code).")
+@project_option("Only this project (its aliases included).")
+@since_option()
+@until_option()
+@platform_filter_option()
 @click.option("--include-archived", is_flag=True, help="Also export archived memories.")
 @click.option("--vectors", is_flag=True, help="Also export the embeddings (a bigger bundle).")
 @click.option(
@@ -94,7 +101,10 @@ def export_cmd(
         vectors=vectors,
     )
     with _progress("export") as progress:
-        report = export(settings_from(ctx), request, now=now, progress=progress)
+        try:
+            report = export(settings_from(ctx), request, now=now, progress=progress)
+        except UnknownProjectError as exc:
+            raise click.BadParameter(str(exc), param_hint="--project") from exc
     counts = ", ".join(f"{n} {t}" for t, n in report.counts.items() if n)
     rate = report.counts.get("memory", 0) / report.seconds if report.seconds > 0 else 0.0
     click.echo(
@@ -123,7 +133,7 @@ def export_cmd(
     help="seed-a: the embedding model its vectors come from (its EMBEDDING_MODEL); they are "
     "kept only when this pool is stamped with the same model and dimension.",
 )
-@click.option("--json", "as_json", is_flag=True, help="seed-a/seed-b: print the report as JSON.")
+@json_option("the report (seed-a, seed-b)")
 @debug_option
 @click.pass_context
 def import_cmd(

@@ -215,7 +215,7 @@ def _coldpath_lines(cold: dict[str, object] | None) -> list[tuple[str, str]]:
     ran = cold.get("last_run_at")
     last = local_time(ran) if isinstance(ran, datetime) else (ran or "never")
     return [
-        ("cold path", f"{running}; last run {last}"),
+        ("background worker", f"{running}; last run {last}"),
         ("backlog", f"{waiting}, {backlog.get('with_error')} with errors"),
         ("llm today", used if cold.get("llm_configured") else "none configured"),
     ]

@@ -8,7 +8,14 @@ from datetime import datetime
 import click
 
 from agents_memory.cli.common import debug_option, settings_from
-from agents_memory.daterange import ACCEPTED_FORMS, period_bound
+from agents_memory.cli.vocabulary import (
+    platform_filter_option,
+    project_option,
+    since_option,
+    until_option,
+)
+from agents_memory.daterange import period_bound
+from agents_memory.errors import UnknownProjectError
 from agents_memory.ops.forget import (
     DEFAULT_MIN_SCORE,
     ForgetPlan,
@@ -25,12 +32,12 @@ from agents_memory.store.forget import Selection
 
 @click.command()
 @click.option("--id", "ids", type=int, multiple=True, help="This memory id (repeatable).")
-@click.option("--session", help="Every turn of this session id.")
-@click.option("--project", help="Every turn of this project tag (aliases resolve) or git root.")
-@click.option("--platform", help="Every turn of this agent platform.")
-@click.option("--device", help="Every turn captured on this device.")
-@click.option("--since", help=f"Turns from this day on: {ACCEPTED_FORMS}.")
-@click.option("--until", help="Turns up to the end of this day (same forms as --since).")
+@click.option("--session", metavar="ID", help="Every turn of this session id.")
+@project_option("Every turn of this project (an alias finds its project) or git root path.")
+@platform_filter_option("Every turn of this client")
+@click.option("--device", metavar="NAME", help="Every turn captured on this device.")
+@since_option("Turns from the start of this day or period")
+@until_option("Turns up to the end of this day or period")
 @click.option("--match", help="The hybrid search's hits for this text (shown with their scores).")
 @click.option(
     "--min-score",
@@ -73,15 +80,18 @@ def forget(
         until=_day_bound(until, now, "--until", start=False),
     )
     with open_user_connection(settings, prepare=True) as opened:
-        plan = plan_forget(
-            opened.conn,
-            opened.user_id,
-            settings,
-            selection,
-            match=match,
-            min_score=min_score,
-            now=now,
-        )
+        try:
+            plan = plan_forget(
+                opened.conn,
+                opened.user_id,
+                settings,
+                selection,
+                match=match,
+                min_score=min_score,
+                now=now,
+            )
+        except UnknownProjectError as exc:
+            raise click.BadParameter(str(exc), param_hint="--project") from exc
         opened.conn.commit()
         _print_plan(plan)
         if plan.count == 0 or dry_run:

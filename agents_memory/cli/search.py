@@ -10,12 +10,19 @@ from typing import Any
 
 import click
 
-from agents_memory.adapters import platform_filter, short_platform
+from agents_memory.adapters import short_platform
 from agents_memory.cli.common import debug_option, settings_from
 from agents_memory.cli.tables import table_console
+from agents_memory.cli.vocabulary import (
+    json_option,
+    platform_filter_option,
+    project_option,
+    since_option,
+    until_option,
+)
 from agents_memory.config import Settings
-from agents_memory.daterange import ACCEPTED_FORMS
-from agents_memory.errors import AdapterError, SearchArgumentError
+from agents_memory.errors import SearchArgumentError, UnknownProjectError
+from agents_memory.recall.search_request import SearchRequest
 from agents_memory.store.search.types import MAX_LIMIT
 
 log = logging.getLogger(__name__)
@@ -25,29 +32,25 @@ DAEMON_WAIT_SEC = 30.0
 loads the embedding model) before it searches itself."""
 
 
-def platform_name(
-    _ctx: click.Context | None, _param: click.Parameter | None, value: str | None
-) -> str | None:
-    """``--platform``: a client's name or short name, or ``*``; anything else is refused with
-    the list (the adapters' one rule, :func:`agents_memory.adapters.platform_filter`)."""
-    try:
-        platform_filter(value)
-    except AdapterError as exc:
-        raise click.BadParameter(str(exc)) from exc
-    return value
+_HINTS = {
+    "project": "--project",
+    "since": "--since",
+    "until": "--until",
+    "platform": "--platform",
+    "role": "--role",
+    "limit": "--limit",
+}
+"""The option each argument of the search request is typed as."""
 
 
 @click.command()
 @click.argument("query", nargs=-1)
-@click.option("--p-tag", help="Only this project (aliases resolve to the canonical tag).")
-@click.option("--date-range", help=f"Only this period: {ACCEPTED_FORMS}.")
+@project_option("Only this project (an alias finds its project).", old_spellings=("--p-tag",))
+@since_option()
+@until_option()
+@click.option("--date-range", hidden=True, help="Old spelling of --since A --until B (A..B).")
 @click.option("--role", type=click.Choice(["user", "assistant"]), help="Only this role.")
-@click.option(
-    "--platform",
-    callback=platform_name,
-    help="Only this client: claude-code (claude), codex-cli (codex), gemini-cli (gemini), grok, "
-    "antigravity, opencode, hermes; '*' = all.",
-)
+@platform_filter_option("Only this client")
 @click.option(
     "--device-scope",
     type=click.Choice(["global", "local"]),
@@ -59,14 +62,18 @@ def platform_name(
     "--limit", type=click.IntRange(1, MAX_LIMIT), default=10, show_default=True, help="Results."
 )
 @click.option("--include-archived", is_flag=True, help="Also search archived rows.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option("--why", is_flag=True, help="Also show why each row ranks (arms, scores).")
+@json_option("the result")
+@click.option(
+    "--why", is_flag=True, help="Also show why each row ranks (its full-text and vector ranks)."
+)
 @debug_option
 @click.pass_context
 def search(
     ctx: click.Context,
     query: tuple[str, ...],
-    p_tag: str | None,
+    project: str | None,
+    since: str | None,
+    until: str | None,
     date_range: str | None,
     role: str | None,
     platform: str | None,
@@ -83,44 +90,48 @@ def search(
     """
     settings: Settings = settings_from(ctx)
     now = datetime.now().astimezone()
-    arguments: dict[str, Any] = {
-        "query": " ".join(query),
-        "p_tag": p_tag,
-        "date_range": date_range,
-        "role": role,
-        "agent_platform": platform,
-        "device_scope": device_scope,
-        "limit": limit,
-        "include_archived": include_archived,
-    }
-    result = ask_daemon(settings, arguments, now)
+    try:
+        request = SearchRequest.build(
+            query=" ".join(query),
+            project=project,
+            since=since,
+            until=until,
+            date_range=date_range,
+            role=role,
+            platform=platform,
+            device_scope=device_scope,
+            limit=limit,
+            include_archived=include_archived,
+        )
+        request.period(now)  # a date it cannot read is refused before any search
+    except SearchArgumentError as exc:
+        raise click.BadParameter(str(exc), param_hint=_HINTS.get(exc.argument or "")) from exc
+    result = ask_daemon(settings, request, now)
     if result is None:
-        result = _search_here(settings, arguments, now)
+        result = _search_here(settings, request, now)
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False, indent=2))
         return
     _print_table(result, why=why)
 
 
-def _search_here(settings: Settings, arguments: dict[str, Any], now: datetime) -> dict[str, Any]:
+def _search_here(settings: Settings, request: SearchRequest, now: datetime) -> dict[str, Any]:
     """The search in this process (no daemon answered), the embedding backend made only when
     the query has words to embed."""
-    from agents_memory.recall.search import search_database, search_request
+    from agents_memory.recall.search import prepare_search, search_database
 
+    prepared = prepare_search(request, device_name=settings.device_name, now=now)
     try:
-        request = search_request(**arguments, device_name=settings.device_name, now=now)
-    except SearchArgumentError as exc:
-        hint = "--date-range" if exc.argument == "date_range" else None
-        raise click.BadParameter(str(exc), param_hint=hint) from exc
-    return search_database(settings, request, on_note=_note).as_dict()
+        return search_database(settings, prepared, on_note=_note).as_dict()
+    except UnknownProjectError as exc:
+        raise click.BadParameter(str(exc), param_hint="--project") from exc
 
 
-def ask_daemon(
-    settings: Settings, arguments: dict[str, Any], now: datetime
-) -> dict[str, Any] | None:
+def ask_daemon(settings: Settings, request: SearchRequest, now: datetime) -> dict[str, Any] | None:
     """The capture daemon's answer to this search (its notes printed), or ``None`` when no
     daemon of this database, user and model answers in time: then the command searches
-    itself. The daemon runs the same search (:mod:`agents_memory.recall.search_service`)."""
+    itself. The daemon runs the same search (:mod:`agents_memory.recall.search_service`);
+    a request it refuses (a project that is no tag) is refused here with its reason."""
     from agents_memory.hooks.fast import ask_daemon as ask
     from agents_memory.paths import brief_socket_path
     from agents_memory.recall.search_wire import search_line
@@ -129,12 +140,15 @@ def ask_daemon(
     if not socket_path.exists():
         return None
     deadline = time.monotonic() + DAEMON_WAIT_SEC
-    answer = ask(str(socket_path), search_line(settings, arguments, now), deadline)
+    answer = ask(str(socket_path), search_line(settings, request, now), deadline)
     if answer is None:
         log.debug("no capture daemon answered the search: searching in this process")
         return None
     try:
         data = json.loads(answer)
+        if isinstance(data, dict) and isinstance(data.get("refused"), str):
+            hint = "--project" if "project" in data["refused"] else None
+            raise click.BadParameter(data["refused"], param_hint=hint)
         result: dict[str, Any] = data["result"]
         hits = result["results"]
     except (ValueError, KeyError, TypeError):
@@ -199,17 +213,20 @@ def _print_table(result: dict[str, Any], *, why: bool = False) -> None:
 
 
 def _why(used: str, why: dict[str, Any], confidence: float | None = None) -> str:
+    """Why a hit ranks, in the console's words: its place in the full-text and the vector
+    ranking, how close its meaning is (similarity 0-1), the fused score, how likely it is
+    the answer (confidence 0-1)."""
     parts: list[str] = []
     if why.get("fts_rank") is not None:
-        parts.append(f"fts#{why['fts_rank']}")
+        parts.append(f"full-text #{why['fts_rank']}")
     if why.get("vector_rank") is not None:
-        parts.append(f"vec#{why['vector_rank']}")
+        parts.append(f"vector #{why['vector_rank']}")
     if why.get("similarity") is not None:
-        parts.append(f"sim {why['similarity']:.2f}")
+        parts.append(f"similarity {why['similarity']:.2f}")
     if why.get("words_matched") is not None:
         parts.append(f"{why['words_matched']} word(s)")
     if why.get("score") is not None:
         parts.append(f"score {why['score']:.4f}")
     if confidence is not None:
-        parts.append(f"conf {confidence:.2f}")
+        parts.append(f"confidence {confidence:.2f}")
     return " ".join(parts) or used

@@ -124,7 +124,7 @@ def _print_suggestions(new: list[NewTagSuggestion], aliases: list[AliasSuggestio
         rec = f" ({s.recommendation})" if s.recommendation else ""
         click.echo(f"  n{s.id}  new project tag {s.name!r}{rec}, {s.uses} use(s): {where}")
     for a in aliases:
-        conf = f" {a.confidence:.2f}" if a.confidence is not None else ""
+        conf = f", confidence {a.confidence:.2f}" if a.confidence is not None else ""
         why = f": {a.rationale}" if a.rationale else ""
         click.echo(f"  a{a.id}  {a.source_name!r} -> {a.target_name!r} ({a.relation}{conf}){why}")
 

@@ -159,7 +159,8 @@ def _print_coldpath(console: Console, cold: dict[str, Any] | None) -> None:
         else f"{rows - unembedded:,} with a vector ({unembedded:,} waiting)"
     )
     console.print(
-        f"cold path: {'running (' + str(who) + ')' if worker else 'no worker running'}; "
+        "background worker (tags, vectors, profile, summaries): "
+        f"{'running (' + str(who) + ')' if worker else 'no worker running'}; "
         f"{rows:,} rows: {vectors}, {rows - untagged:,} tagged ({untagged:,} waiting), "
         f"{backlog.get('with_error')} with errors; last run {_when(cold.get('last_run_at'))}",
         highlight=False,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import time
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -21,10 +21,11 @@ import psycopg
 from agents_memory import __version__, adapters
 from agents_memory.config import Settings
 from agents_memory.daterange import period_bound
-from agents_memory.errors import BundleError
+from agents_memory.errors import AdapterError, BundleError
 from agents_memory.ops import bundle_format as fmt
 from agents_memory.ops.export_markdown import write_markdown
 from agents_memory.store import bundle, database, entry, migrate, tags, vectors
+from agents_memory.store.projects import resolve_project
 
 Format = Literal["bundle", "markdown"]
 
@@ -70,10 +71,10 @@ def export(
     """Write what ``request`` asks for; raises :class:`BundleError` (one line) on a bad
     argument or an unwritable path. Reads one consistent snapshot of the pool."""
     started = time.monotonic()
-    if request.platform is not None and request.platform not in adapters.names():
-        raise BundleError(
-            f"unknown platform {request.platform!r}; known: {', '.join(adapters.names())}"
-        )
+    try:
+        request = replace(request, platform=adapters.platform_filter(request.platform))
+    except AdapterError as exc:
+        raise BundleError(str(exc)) from None
     db = entry.locate(settings, prepare=True)
     with database.connect(db) as conn:
         bundle.begin_snapshot(conn)
@@ -93,8 +94,8 @@ def _filter(
 ) -> bundle.ExportFilter:
     project_id = None
     if request.project is not None:
-        tag = tags.tag_by_name(conn, request.project)
-        if tag is None:
+        tag = tags.tag_by_name(conn, resolve_project(conn, request.project))
+        if tag is None:  # resolve_project names only projects that exist
             raise BundleError(f"no project tag named {request.project!r} (see `tags list`)")
         project_id = tag.canonical_id
     try:

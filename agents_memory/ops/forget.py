@@ -18,19 +18,22 @@ new one); in the ILIKE fallback, the share of the query's words the turn holds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final
 
 import psycopg
 
+from agents_memory.adapters import platform_filter
 from agents_memory.coldpath.text import Turn, extractive_summary
 from agents_memory.config import Settings
-from agents_memory.errors import OwnerRequestError
-from agents_memory.recall.search import backend_query_vector, search_request, search_user
+from agents_memory.errors import AdapterError, OwnerRequestError
+from agents_memory.recall.search import backend_query_vector, prepare_search, search_user
+from agents_memory.recall.search_request import SearchRequest
 from agents_memory.store import forget as forget_store
 from agents_memory.store.derived import settle_search_words
 from agents_memory.store.forget import ForgetCounts, SampleRow, Selection
+from agents_memory.store.projects import resolve_project
 from agents_memory.store.search import MAX_LIMIT, SearchHit
 from agents_memory.store.summaries import summary_turns
 
@@ -117,6 +120,7 @@ def plan_forget(
     """The rows ``selection`` (and, with ``match``, the search hits reaching ``min_score``)
     name, with a sample. Raises :class:`OwnerRequestError` when nothing narrows it down."""
     match = match.strip() if match else None
+    selection = resolved_selection(conn, selection)
     if selection.empty and not match:
         raise OwnerRequestError(
             "say what to forget: --id, --session, --project, --platform, --device, "
@@ -134,6 +138,21 @@ def plan_forget(
     return ForgetPlan(sorted(chosen), sample, hits, min_score, note)
 
 
+def resolved_selection(conn: psycopg.Connection[Any], selection: Selection) -> Selection:
+    """``selection`` in the names the rows hold: a project through the one project rule
+    (:func:`~agents_memory.store.projects.resolve_project`: an alias finds its project, a
+    misspelt one is refused with the close names; a git root path is taken as it is), a client
+    by its full or short name (``claude`` is ``claude-code``)."""
+    project = selection.project
+    if project and "/" not in project:
+        project = resolve_project(conn, project)
+    try:
+        platform = platform_filter(selection.platform)
+    except AdapterError as exc:
+        raise OwnerRequestError(str(exc)) from exc
+    return replace(selection, project=project, platform=platform)
+
+
 def _match_hits(
     conn: psycopg.Connection[Any],
     user_id: int,
@@ -143,15 +162,10 @@ def _match_hits(
     min_score: float,
     now: datetime,
 ) -> tuple[list[MatchHit], str | None]:
-    request = search_request(
-        query=match,
-        p_tag=None,
-        date_range=None,
-        role=None,
-        agent_platform=selection.platform,
-        device_scope="global",
-        limit=MAX_LIMIT,
-        include_archived=True,
+    request = prepare_search(
+        SearchRequest(
+            query=match, platform=selection.platform, limit=MAX_LIMIT, include_archived=True
+        ),
         device_name=settings.device_name,
         now=now,
     )
@@ -209,14 +223,14 @@ def describe(report: ForgetReport) -> list[str]:
     if report.summaries_dropped or report.summaries_rebuilt:
         lines.append(
             f"summaries: {report.summaries_dropped} dropped, {report.summaries_rebuilt} "
-            "rebuilt from what is left (the Cold Path rewrites them)"
+            "rebuilt from what is left (the background worker writes them again)"
         )
     if report.profile_rebuild:
         fields = " and ".join(f.replace("_", " ") for f in report.profile_fields_dropped)
         lines.append(
             f"profile: {fields} built from forgotten turns emptied "
-            f"({report.profile_history_removed} history entries removed); the librarian builds "
-            "it again from the turns left on its next Cold Path pass"
+            f"({report.profile_history_removed} history entries removed); the background "
+            "worker writes it again from the turns left on its next pass"
         )
     if report.vectors_cleared:
         lines.append(f"vectors: {report.vectors_cleared} of the turns after them made again")

@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from agents_memory.adapters import get_adapter
+from agents_memory.adapters import resolve_client
 from agents_memory.errors import AdapterError, OwnerRequestError
 from agents_memory.store import pause as pause_store
 from agents_memory.store.pause import ALL_PLATFORMS, Pause
@@ -82,6 +82,6 @@ def _platform(platform: str | None) -> str:
     if platform is None or platform == ALL_PLATFORMS:
         return ALL_PLATFORMS
     try:
-        return get_adapter(platform).name
+        return resolve_client(platform).name
     except AdapterError as exc:
         raise OwnerRequestError(str(exc)) from exc

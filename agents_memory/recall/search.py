@@ -1,12 +1,12 @@
 """Search as its callers run it: the one service behind ``mcp-agents-memory search`` and the MCP
 tool ``search_memory``.
 
-Both callers only map their arguments and format the result. Here: the request (the words, the
-date range parsed relative to the caller's clock, the filters with the platform ``*`` meaning
-every one), the query's vector with the full-text fallback and its reason (no backend, a backend
-that fails, vectors stored by another model), the ranking knobs from the settings, and the
-store's hybrid search (:mod:`agents_memory.store.search`), which resolves a project tag through
-its aliases.
+Both callers only build the one :class:`~agents_memory.recall.search_request.SearchRequest` and
+format the result. Here: the request prepared (its dates read relative to the caller's clock,
+its project checked against the project tags), the query's vector with the full-text fallback
+and its reason (no backend, a backend that fails, vectors stored by another model), the ranking
+knobs from the settings, and the store's hybrid search (:mod:`agents_memory.store.search`),
+which resolves a project tag through its aliases.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import psycopg
 
-from agents_memory.adapters import platform_filter
 from agents_memory.config import Settings
-from agents_memory.daterange import DateRange, parse_date_range
-from agents_memory.errors import AdapterError, SearchArgumentError, first_line
+from agents_memory.errors import SearchArgumentError, first_line
+from agents_memory.recall.search_request import SearchRequest
+from agents_memory.store.projects import resolve_project
 from agents_memory.store.search import (
     SearchFilters,
     SearchResult,
@@ -36,70 +36,34 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class SearchRequest:
-    """A search as asked: the words (``None``: newest first) and the filters."""
+class PreparedSearch:
+    """A search ready to run: the words (``None``: newest first) and the filters."""
 
     text: str | None
     filters: SearchFilters
 
 
-def search_request(
-    *,
-    query: str | None,
-    p_tag: str | None,
-    date_range: str | None,
-    role: str | None,
-    agent_platform: str | None,
-    device_scope: str,
-    limit: int,
-    include_archived: bool,
-    device_name: str | None,
-    now: datetime,
-) -> SearchRequest:
-    """The request for the caller's arguments; ``now`` (aware) anchors relative date ranges.
-    Raises :class:`SearchArgumentError` for an argument the search cannot take."""
-    if role not in (None, "user", "assistant"):
-        raise SearchArgumentError(f"role must be 'user' or 'assistant', got {role!r}")
-    if device_scope not in ("global", "local"):
-        raise SearchArgumentError(f"device_scope must be 'global' or 'local', got {device_scope!r}")
-    dates = parse_dates(date_range, now)
-    platform = search_platform(agent_platform)
+def prepare_search(
+    request: SearchRequest, *, device_name: str | None, now: datetime
+) -> PreparedSearch:
+    """The filters of ``request`` (:mod:`agents_memory.recall.search_request`, the one request
+    every caller builds); ``now`` (aware) anchors its dates. Raises
+    :class:`SearchArgumentError` for an argument the search cannot take."""
+    dates = request.period(now)
     try:
         filters = SearchFilters(
-            p_tag=p_tag or None,
+            p_tag=request.project,
             date_range=dates,
-            role="user" if role == "user" else "assistant" if role == "assistant" else None,
-            agent_platform=platform,
-            device_scope="local" if device_scope == "local" else "global",
+            role=request.role,
+            agent_platform=request.platform,
+            device_scope=request.device_scope,
             device_name=device_name,
-            include_archived=include_archived,
-            limit=limit,
+            include_archived=request.include_archived,
+            limit=request.limit,
         )
     except ValueError as exc:
         raise SearchArgumentError(str(exc)) from exc
-    text = query.strip() if query and query.strip() else None
-    return SearchRequest(text, filters)
-
-
-def search_platform(value: str | None) -> str | None:
-    """The platform filter ``value`` names (``None``, empty or ``*``: every one), short names
-    resolved by the adapters' registry; :class:`SearchArgumentError` listing the names
-    accepted for any other."""
-    try:
-        return platform_filter(value)
-    except AdapterError as exc:
-        raise SearchArgumentError(str(exc), argument="agent_platform", value=value or "") from exc
-
-
-def parse_dates(text: str | None, now: datetime) -> DateRange | None:
-    """The period ``text`` names (``None`` for none); :class:`SearchArgumentError` naming the
-    accepted forms when it is not one of them."""
-    if not text or not text.strip():
-        return None
-    try:
-        return parse_date_range(text.strip(), now)
-    except ValueError as exc:
-        raise SearchArgumentError(str(exc), argument="date_range", value=text) from exc
+    return PreparedSearch(request.query, filters)
 
 
 def search_tuning(settings: Settings) -> SearchTuning:
@@ -113,11 +77,15 @@ def search_tuning(settings: Settings) -> SearchTuning:
 def search_user(
     conn: psycopg.Connection[Any],
     user_id: int,
-    request: SearchRequest,
+    request: PreparedSearch,
     query_vector: np.ndarray[Any, Any] | None,
     settings: Settings,
 ) -> SearchResult:
-    """``user_id``'s search, the vector arm with ``query_vector`` when there is one."""
+    """``user_id``'s search, the vector arm with ``query_vector`` when there is one. A project
+    that is no tag is refused (:class:`~agents_memory.errors.UnknownProjectError`, naming the
+    close ones), not searched for nothing."""
+    if request.filters.p_tag:
+        resolve_project(conn, request.filters.p_tag)
     return search_memories(
         conn,
         user_id,
@@ -207,7 +175,7 @@ def stored_model_note(conn: psycopg.Connection[Any], settings: Settings) -> str 
 def search_on(
     conn: psycopg.Connection[Any],
     settings: Settings,
-    request: SearchRequest,
+    request: PreparedSearch,
     vector: QueryVector,
     *,
     on_note: Callable[[str], None],
@@ -230,13 +198,15 @@ def search_on(
 
 
 def search_database(
-    settings: Settings, request: SearchRequest, *, on_note: Callable[[str], None]
+    settings: Settings, request: PreparedSearch, *, on_note: Callable[[str], None]
 ) -> SearchResult:
     """The command line's search when no daemon answers: embed the words when a backend can
     (the backend is made only when there are words to embed), open the database, search."""
     from agents_memory.store import database
 
-    vector = backend_query_vector(settings, request.text)
     db = database.open_database(settings)
     with database.connect(db) as conn:
+        if request.filters.p_tag:  # a project that is no tag is refused before the model loads
+            resolve_project(conn, request.filters.p_tag)
+        vector = backend_query_vector(settings, request.text)
         return search_on(conn, settings, request, vector, on_note=on_note)

@@ -23,16 +23,18 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from agents_memory.config import Settings
-from agents_memory.errors import SearchArgumentError
+from agents_memory.errors import SearchArgumentError, UnknownProjectError
 from agents_memory.recall.search import (
     QueryVector,
     failed_note,
     held_query_vector,
+    prepare_search,
     search_on,
-    search_request,
 )
-from agents_memory.recall.search_wire import ARGUMENTS, search_identity
+from agents_memory.recall.search_request import SearchRequest
+from agents_memory.recall.search_wire import search_identity
 from agents_memory.store import database
+from agents_memory.store.projects import resolve_project
 
 if TYPE_CHECKING:
     from agents_memory.embeddings import Embedder
@@ -59,24 +61,33 @@ class SearchService:
         self._lock = threading.Lock()  # the daemon's loop ticks while the socket's thread serves
 
     def answer(self, request: dict[str, Any]) -> str:
-        """The answer (JSON) to one search request; :class:`SearchRefused` when it is not
-        one to answer here."""
+        """The answer (JSON) to one search request: its result, or ``{"refused": message}``
+        for arguments the search cannot take (the caller would be refused the same);
+        :class:`SearchRefused` when it is not one to answer here."""
         if request.get("identity") != search_identity(self.settings):
             raise SearchRefused("another database, user, device or model")
-        args = request.get("search")
-        if not isinstance(args, dict) or set(args) - set(ARGUMENTS):
-            raise SearchRefused("arguments")
         try:
             now = datetime.fromisoformat(str(request.get("now")))
-            asked = search_request(**args, device_name=self.settings.device_name, now=now)
-        except (SearchArgumentError, TypeError, ValueError) as exc:
+        except ValueError as exc:
             raise SearchRefused(str(exc)) from exc
+        try:
+            asked = prepare_search(
+                SearchRequest.from_wire(request.get("search")),  # type: ignore[arg-type]
+                device_name=self.settings.device_name,
+                now=now,
+            )
+        except SearchArgumentError as exc:
+            return json.dumps({"refused": str(exc)}, ensure_ascii=False)
         notes: list[str] = []
         with self._lock:
-            vector = self._vector(asked.text)
             conn = self._connection()
             try:
+                if asked.filters.p_tag:
+                    resolve_project(conn, asked.filters.p_tag)
+                vector = self._vector(asked.text)
                 result = search_on(conn, self.settings, asked, vector, on_note=notes.append)
+            except UnknownProjectError as exc:
+                return json.dumps({"refused": str(exc)}, ensure_ascii=False)
             finally:
                 conn.rollback()
         return json.dumps({"notes": notes, "result": result.as_dict()}, ensure_ascii=False)

@@ -2,9 +2,10 @@
 socket, kept free of heavy imports (no database driver, no numpy): the command builds its
 line before it has imported the search it falls back on.
 
-The line is ``{"search": {…the arguments of search_request…}, "now": ISO, "identity": {…}}``;
-the daemon (:mod:`agents_memory.recall.search_service`) answers ``{"notes": [...], "result":
-SearchResult.as_dict()}``.
+The line is ``{"search": SearchRequest.to_wire(), "now": ISO, "identity": {…}}``; the daemon
+(:mod:`agents_memory.recall.search_service`) answers ``{"notes": [...], "result":
+SearchResult.as_dict()}``, or ``{"refused": message}`` for a request it cannot take (a date it
+cannot read, a project that is no tag): the command then says so without searching itself.
 """
 
 from __future__ import annotations
@@ -12,22 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime
-from typing import Any
 
 from agents_memory.config import Settings
-
-ARGUMENTS = (
-    "query",
-    "p_tag",
-    "date_range",
-    "role",
-    "agent_platform",
-    "device_scope",
-    "limit",
-    "include_archived",
-)
-"""The keyword arguments of :func:`~agents_memory.recall.search.search_request` a caller
-sends; the device and the clock are the request's own."""
+from agents_memory.recall.search_request import SearchRequest
 
 
 def search_identity(settings: Settings) -> dict[str, str]:
@@ -59,10 +47,11 @@ def search_identity(settings: Settings) -> dict[str, str]:
     }
 
 
-def search_line(settings: Settings, arguments: dict[str, Any], now: datetime) -> bytes:
-    """The request line for ``arguments`` (keys from :data:`ARGUMENTS`) asked at ``now``."""
-    unknown = set(arguments) - set(ARGUMENTS)
-    if unknown:
-        raise ValueError(f"not search arguments: {sorted(unknown)}")
-    line = {"search": arguments, "now": now.isoformat(), "identity": search_identity(settings)}
+def search_line(settings: Settings, request: SearchRequest, now: datetime) -> bytes:
+    """The request line for ``request`` asked at ``now``."""
+    line = {
+        "search": request.to_wire(),
+        "now": now.isoformat(),
+        "identity": search_identity(settings),
+    }
     return json.dumps(line, ensure_ascii=False).encode("utf-8")

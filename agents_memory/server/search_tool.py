@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
-from agents_memory.errors import SearchArgumentError
+from agents_memory.errors import SearchArgumentError, UnknownProjectError
 from agents_memory.recall.search import (
     QueryVector,
     embed_query,
-    search_request,
+    prepare_search,
     search_user,
 )
+from agents_memory.recall.search_request import SearchRequest
 from agents_memory.server.state import ServerState
 
 log = logging.getLogger(__name__)
@@ -53,44 +54,34 @@ class SearchOutput(BaseModel):
     results: list[SearchHitOut] = []
 
 
-def run_search(
-    state: ServerState,
-    *,
-    query: str | None,
-    p_tag: str | None,
-    date_range: str | None,
-    role: Literal["user", "assistant"] | None,
-    agent_platform: str | None,
-    device_scope: Literal["global", "local"],
-    limit: int,
-    include_archived: bool,
-    now: datetime,
-) -> SearchOutput:
+def search_request_of(**arguments: Any) -> SearchRequest:
+    """The tool's arguments as the one search request; an argument it cannot take is a
+    :class:`ToolError` saying which and how to fix it."""
     try:
-        request = search_request(
-            query=query,
-            p_tag=p_tag,
-            date_range=date_range,
-            role=role,
-            agent_platform=agent_platform,
-            device_scope=device_scope,
-            limit=limit,
-            include_archived=include_archived,
-            device_name=state.settings.device_name,
-            now=now,
-        )
+        return SearchRequest.build(**arguments)
     except SearchArgumentError as exc:
-        if exc.argument == "date_range":
-            raise ToolError(f"date_range {exc.value!r} not understood: {exc}") from exc
-        raise ToolError(f"{exc}. Fix that argument and call search_memory again.") from exc
-    vector = embed_query(state.embedder(), request.text) if request.text else QueryVector(None)
+        raise _tool_error(exc) from exc
+
+
+def _tool_error(exc: SearchArgumentError) -> ToolError:
+    if exc.argument in ("since", "until"):
+        return ToolError(f"{exc.argument} {exc.value!r} not understood: {exc}")
+    return ToolError(f"{exc}. Fix that argument and call search_memory again.")
+
+
+def run_search(state: ServerState, request: SearchRequest, *, now: datetime) -> SearchOutput:
+    try:
+        prepared = prepare_search(request, device_name=state.settings.device_name, now=now)
+    except SearchArgumentError as exc:
+        raise _tool_error(exc) from exc
+    vector = embed_query(state.embedder(), prepared.text) if prepared.text else QueryVector(None)
     if vector.note:
         log.warning("%s", vector.note)
-    with state.pool.connection() as conn:
-        result = search_user(conn, state.user_id, request, vector.vector, state.settings)
-    if p_tag and result.used == "none":
+    try:
+        with state.pool.connection() as conn:
+            result = search_user(conn, state.user_id, prepared, vector.vector, state.settings)
+    except UnknownProjectError as exc:
         raise ToolError(
-            f"unknown p_tag {p_tag!r}: call search_memory without p_tag, or with a project tag "
-            "from the brief's Active Projects"
-        )
+            f"{exc}. Call search_memory without project, or with one of those projects."
+        ) from exc
     return SearchOutput.model_validate(result.as_dict())

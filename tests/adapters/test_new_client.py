@@ -30,6 +30,7 @@ from agents_memory.adapters.base import (
     stdio_server,
 )
 from agents_memory.cli.capture import backfill, cli, status
+from agents_memory.cli.memory import cli as memory_cli
 from agents_memory.config import Settings
 from agents_memory.errors import AdapterError
 from agents_memory.recall.brief import BriefRequest, build_brief
@@ -193,7 +194,7 @@ def test_save_message_refuses_the_registered_client_and_names_it(
     assert json.loads(saved.content[0].text)["skipped"] == "auto-capture active"
     described = {t.name: t for t in tools.tools}
     assert "TinyChat are)" in (described["save_message"].description or "")
-    search = described["search_memory"].input_schema["properties"]["agent_platform"]
+    search = described["search_memory"].input_schema["properties"]["platform"]
     assert NAME in search["description"]
 
 
@@ -226,3 +227,23 @@ def test_the_registration_is_undone() -> None:
     assert NAME not in adapters.names()
     with pytest.raises(AdapterError, match="unknown platform"):
         adapters.get_adapter(NAME)
+
+
+@pytest.mark.usefixtures("tinychat")
+@pytest.mark.parametrize(
+    ("group", "command"),
+    [
+        (memory_cli, "search"),
+        (memory_cli, "forget"),
+        (memory_cli, "export"),
+        (cli, "pause"),
+        (cli, "backfill"),
+        (cli, "install"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_every_commands_client_list_comes_from_the_registry(group: Any, command: str) -> None:
+    """The help lists the clients registered when it is shown (none is written by hand)."""
+    shown = CliRunner().invoke(group, [command, "--help"], terminal_width=200)
+    assert shown.exit_code == 0, shown.output
+    assert NAME in " ".join(shown.output.split())

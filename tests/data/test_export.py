@@ -69,22 +69,23 @@ def test_platform_and_date_filters_keep_only_matching_turns(pool: Settings, tmp_
     assert len(later) < len(times) or len(earlier) < len(times)
 
 
-def test_unknown_platform_and_bad_date_are_refused_in_one_line(
+def test_a_misspelt_platform_or_project_and_a_bad_date_are_refused(
     pool: Settings, db_url: str, tmp_path: Path
 ) -> None:
     env = machine_env(tmp_path / "a", db_url)
-    platform = run(env, "export", str(tmp_path / "x.zip"), "--platform", "notepad")
+    platform = run(env, "export", str(tmp_path / "x.zip"), "--platform", "cluade")
     date = run(env, "export", str(tmp_path / "x.zip"), "--since", "someday")
     project = run(env, "export", str(tmp_path / "x.zip"), "--project", "nope")
 
-    for refused in (platform, date, project):
-        assert refused.returncode == 1
-        assert refused.stderr.strip().count("\n") == 0 and refused.stderr.startswith("error: ")
-    assert "claude-code" in platform.stderr
+    assert date.returncode == 1
+    assert date.stderr.strip().count("\n") == 0 and date.stderr.startswith("error: ")
     assert "YYYY-MM-DD" in date.stderr
+    assert platform.returncode == project.returncode == 2  # usage errors, as in every command
+    assert "(did you mean 'claude'?)" in platform.stderr and "claude-code" in platform.stderr
+    assert "no project 'nope'" in project.stderr and "projects: blog, shop" in project.stderr
     assert not (tmp_path / "x.zip").exists()
-    with pytest.raises(BundleError):
-        export(pool, ExportRequest(tmp_path / "y.zip", platform="notepad"), now=_now())
+    with pytest.raises(BundleError, match="did you mean"):
+        export(pool, ExportRequest(tmp_path / "y.zip", platform="cluade"), now=_now())
 
 
 def test_markdown_tree_has_profile_and_pins_on_top_and_one_file_per_session(

@@ -145,7 +145,7 @@ def run_session(cli: AgentCli, ws: Workspace, conninfo: str, logs: Path) -> Outc
         outcome.steps["brief in file"] = daemon_refresh(capture, brief_file, env=env, cwd=cwd)
         outcome.refreshed_brief_file = read_configs(ws.home, (cli.brief_file,))[cli.brief_file]
 
-    tool_args = {"query": SEED_WORD, "agent_platform": "*"}
+    tool_args = {"query": SEED_WORD, "platform": "*"}
     with model_server(logs / "requests.jsonl", expect=SEED_WORD, tool_args=tool_args) as model:
         outcome.steps["mcp list"] = run(model.wrap(cli.mcp_list()), env=env, cwd=cwd)
         hello = f"Please say hello. {outcome.hello_nonce}"

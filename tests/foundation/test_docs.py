@@ -40,12 +40,15 @@ def _commands() -> Iterator[tuple[str, click.Command]]:
 
 
 def _long_flags(command: click.Command) -> list[str]:
+    """The flags ``--help`` shows (an older spelling kept for a release is not shown)."""
     return [
         flag
         for param in command.params
         if isinstance(param, click.Option) and not param.hidden
         for flag in (*param.opts, *param.secondary_opts)
-        if flag.startswith("--") and flag not in SHARED_OPTIONS
+        if flag.startswith("--")
+        and flag not in SHARED_OPTIONS
+        and flag not in getattr(param, "old_spellings", ())
     ]
 
 

@@ -125,6 +125,7 @@ def test_pause_takes_durations_and_refuses_a_bad_one_or_an_unknown_platform(
     timed = run("memory-capture", "pause", "--for", "1h30m", env=env)
     bad = run("memory-capture", "pause", "--for", "soon", env=env)
     unknown = run("memory-capture", "pause", "--platform", "notepad", env=env)
+    short = run("memory-capture", "resume", "--platform", "codex", env=env)
 
     assert timed.returncode == 0, timed.stderr
     assert "memory capture is paused (every platform until " in timed.stdout
@@ -133,4 +134,6 @@ def test_pause_takes_durations_and_refuses_a_bad_one_or_an_unknown_platform(
     assert pause.until is not None
     assert timedelta(minutes=89) < pause.until - datetime.now(UTC) <= timedelta(minutes=90)
     assert bad.returncode == 2 and "unrecognised duration 'soon'" in bad.stderr
-    assert unknown.returncode == 1 and "unknown platform 'notepad'" in unknown.stderr
+    assert unknown.returncode == 2 and "unknown client 'notepad'" in unknown.stderr
+    assert "claude-code (claude)" in run("memory-capture", "pause", "--help", env=env).stdout
+    assert short.returncode == 0 and "capture was not paused for codex-cli" in short.stdout

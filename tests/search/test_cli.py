@@ -76,12 +76,15 @@ def test_search_filters_by_date_range(cli_settings: Settings) -> None:
     assert "Postgres [bold]migration[/bold] plan for the capture daemon" not in messages
 
 
-def test_search_help_names_every_option() -> None:
+def test_search_help_names_every_option_in_the_one_vocabulary() -> None:
     result = CliRunner().invoke(search, ["--help"])
     assert result.exit_code == 0
+    assert "--p-tag" not in result.output and "--date-range" not in result.output
+    assert "claude-code (claude)" in result.output  # the client list comes from the registry
     for option in (
-        "--p-tag",
-        "--date-range",
+        "--project",
+        "--since",
+        "--until",
         "--role",
         "--platform",
         "--device-scope",
@@ -115,9 +118,57 @@ def test_the_table_fits_80_columns_and_shows_why_only_when_asked(cli_settings: S
     plain = CliRunner().invoke(search, ["migration"], obj=cli_settings, env={"COLUMNS": "80"})
     lines = plain.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80, plain.stdout
-    assert "project" in lines[1] and "fts#" not in plain.stdout
+    assert "project" in lines[1] and "full-text #" not in plain.stdout
     why = CliRunner().invoke(
         search, ["migration", "--why"], obj=cli_settings, env={"COLUMNS": "80"}
     )
-    assert "fts#1" in why.stdout
+    why_text = " ".join(why.stdout.split())
+    assert "full-text #1" in why_text and "fts#" not in why_text
     assert max(len(line) for line in why.stdout.splitlines()) <= 80
+
+
+def test_search_filters_by_since_and_until_as_every_other_command(cli_settings: Settings) -> None:
+    result = CliRunner().invoke(search, ["--json", "--since", "today"], obj=cli_settings)
+    assert result.exit_code == 0, result.output
+    messages = [r["message"] for r in json.loads(result.stdout)["results"]]
+    assert messages == ["lunch order"]
+    older = CliRunner().invoke(search, ["--json", "--until", "2d"], obj=cli_settings)
+    assert older.exit_code == 0, older.output
+    kept = [r["message"] for r in json.loads(older.stdout)["results"]]
+    assert kept == ["Postgres [bold]migration[/bold] plan for the capture daemon"]
+
+
+def test_search_refuses_a_date_it_cannot_read_naming_the_option(cli_settings: Settings) -> None:
+    result = CliRunner().invoke(search, ["x", "--since", "someday"], obj=cli_settings)
+    assert result.exit_code == 2
+    assert "--since" in result.output and "N_days_ago" in result.output
+
+
+@pytest.fixture
+def tagged(cli_settings: Settings, conn: psycopg.Connection[Any]) -> Settings:
+    tag = conn.execute(
+        "INSERT INTO project_tags (name) VALUES ('quokka-api') RETURNING id"
+    ).fetchone()
+    assert tag is not None
+    conn.execute("INSERT INTO project_tags (name, alias_of) VALUES ('qa-old', %s)", (tag[0],))
+    conn.execute("UPDATE memory SET p_tag_id = %s WHERE message = 'lunch order'", (tag[0],))
+    conn.commit()
+    return cli_settings
+
+
+@pytest.mark.parametrize("spelling", ["--project", "--p-tag"])
+def test_search_takes_the_project_by_its_name_or_the_old_spelling(
+    tagged: Settings, spelling: str
+) -> None:
+    result = CliRunner().invoke(search, ["--json", spelling, "QA-old"], obj=tagged)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [r["message"] for r in data["results"]] == ["lunch order"]
+
+
+def test_a_partial_project_says_which_projects_exist(tagged: Settings) -> None:
+    result = CliRunner().invoke(search, ["x", "--project", "quokka"], obj=tagged)
+    assert result.exit_code == 2, result.output
+    assert "no project 'quokka' (did you mean 'quokka-api'?)" in result.output
+    assert "projects: quokka-api" in result.output
+    assert "no match" not in result.output

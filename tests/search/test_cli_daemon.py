@@ -133,3 +133,14 @@ def test_a_daemon_of_another_user_is_not_asked(
     assert result.returncode == 0, result.stderr
     assert ANSWERED not in result.stderr
     assert json.loads(result.stdout)["note"] == "no memories for user 'someone-else'"
+
+
+def test_the_daemon_refuses_a_misspelt_project_with_the_close_ones_and_no_search_runs_here(
+    seeded: str, tmp_path: Path, conn: psycopg.Connection[Any], daemon: subprocess.Popen[str]
+) -> None:
+    conn.execute("INSERT INTO project_tags (name) VALUES ('quokka-api')")
+    conn.commit()
+    result = _search(_env(tmp_path, seeded), "staging", "--project", "quokka", "--json")
+    assert result.returncode == 2, result.stderr
+    assert "no project 'quokka' (did you mean 'quokka-api'?)" in result.stderr
+    assert "searching in this process" not in result.stderr  # the daemon's answer, not ours

@@ -15,6 +15,7 @@ import pytest
 
 from agents_memory.config import Settings
 from agents_memory.recall import search_service
+from agents_memory.recall.search_request import SearchRequest
 from agents_memory.recall.search_service import SearchRefused, SearchService
 from agents_memory.recall.search_wire import search_line
 from tests.conftest import TEST_DIM, TEST_MODEL
@@ -22,16 +23,7 @@ from tests.embeddings.fake_openai import FakeEmbeddingServer
 
 from .helpers import add, mem
 
-ARGS: dict[str, Any] = {
-    "query": "staging port",
-    "p_tag": None,
-    "date_range": None,
-    "role": None,
-    "agent_platform": None,
-    "device_scope": "global",
-    "limit": 5,
-    "include_archived": False,
-}
+ARGS: dict[str, Any] = {"query": "staging port", "limit": 5}
 
 
 @pytest.fixture
@@ -58,7 +50,8 @@ def service_settings(
 
 
 def _ask(service: SearchService, settings: Settings, **args: Any) -> dict[str, Any]:
-    line = json.loads(search_line(settings, {**ARGS, **args}, datetime.now(UTC)))
+    request = SearchRequest.build(**{**ARGS, **args})
+    line = json.loads(search_line(settings, request, datetime.now(UTC)))
     answer: dict[str, Any] = json.loads(service.answer(line))
     return answer
 
@@ -72,7 +65,7 @@ def test_the_backend_is_made_once_used_for_the_query_and_let_go_when_idle(
         assert first["notes"] == []
         assert first["result"]["vector_used"] is True
         assert first["result"]["results"][0]["message"] == "the staging port is 5433"
-        _ask(service, service_settings, agent_platform="claude")
+        _ask(service, service_settings, platform="claude")
         assert len(embeddings.requests) == 2  # one query each, one backend
         assert service._embedder is not None
         service.tick()
@@ -86,7 +79,7 @@ def test_the_backend_is_made_once_used_for_the_query_and_let_go_when_idle(
         service.close()
 
 
-def test_a_caller_of_another_user_or_with_bad_arguments_is_refused(
+def test_a_caller_of_another_user_is_refused_and_bad_arguments_are_answered_with_why(
     service_settings: Settings, make_settings: Any, db_url: str
 ) -> None:
     service = SearchService(service_settings)
@@ -94,11 +87,13 @@ def test_a_caller_of_another_user_or_with_bad_arguments_is_refused(
     try:
         with pytest.raises(SearchRefused):
             _ask(service, other)
-        with pytest.raises(SearchRefused):
-            _ask(service, service_settings, agent_platform="cluade")
-        line = json.loads(search_line(service_settings, ARGS, datetime.now(UTC)))
-        line["search"]["drop_table"] = "memory"
-        with pytest.raises(SearchRefused):
-            service.answer(line)
+        line = json.loads(search_line(service_settings, SearchRequest(), datetime.now(UTC)))
+        line["search"]["platform"] = "cluade"
+        refused = json.loads(service.answer(line))["refused"]
+        assert "did you mean 'claude'?" in refused
+        line["search"] = {"drop_table": "memory"}
+        assert "not search arguments: drop_table" in json.loads(service.answer(line))["refused"]
+        line["search"] = {"project": "no-such-project"}
+        assert "no project 'no-such-project'" in json.loads(service.answer(line))["refused"]
     finally:
         service.close()

@@ -4,19 +4,22 @@ search runs full-text only."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 import pytest
 
+from agents_memory.daterange import parse_date_range
 from agents_memory.errors import SearchArgumentError
 from agents_memory.recall.search import (
     backend_query_vector,
     embed_query,
-    search_request,
+    prepare_search,
     search_user,
 )
+from agents_memory.recall.search_request import SearchRequest
 from tests.coldpath.embedding_helpers import ScriptedEmbedder
 
 from .helpers import add, mem
@@ -24,32 +27,21 @@ from .helpers import add, mem
 NOW = datetime(2026, 3, 10, 12, tzinfo=UTC)
 
 
-def _request(**overrides: Any) -> Any:
-    args: dict[str, Any] = {
-        "query": "zeppelin",
-        "p_tag": None,
-        "date_range": None,
-        "role": None,
-        "agent_platform": None,
-        "device_scope": "global",
-        "limit": 10,
-        "include_archived": False,
-        "device_name": "test-device",
-        "now": NOW,
-    }
-    return search_request(**{**args, **overrides})
+def _request(device_name: str | None = "test-device", **overrides: Any) -> Any:
+    args: dict[str, Any] = {"query": "zeppelin", **overrides}
+    return prepare_search(SearchRequest.build(**args), device_name=device_name, now=NOW)
 
 
 def test_a_request_reads_a_star_as_every_platform_and_blank_words_as_none() -> None:
-    request = _request(query="   ", agent_platform="*", p_tag="", date_range=" ")
+    request = _request(query="   ", platform="*", project="", since=" ")
     assert request.text is None
     assert request.filters.agent_platform is None
     assert request.filters.p_tag is None and request.filters.date_range is None
     assert _request(query="  zeppelin hangar ").text == "zeppelin hangar"
 
 
-def test_a_date_range_is_read_relative_to_the_callers_clock() -> None:
-    dates = _request(date_range="yesterday").filters.date_range
+def test_since_and_until_are_read_relative_to_the_callers_clock() -> None:
+    dates = _request(since="yesterday", until="yesterday").filters.date_range
     assert dates is not None
     assert (dates.start, dates.end) == (
         datetime(2026, 3, 9, tzinfo=UTC),
@@ -57,11 +49,47 @@ def test_a_date_range_is_read_relative_to_the_callers_clock() -> None:
     )
 
 
-def test_a_date_range_the_search_cannot_read_names_its_argument_and_the_forms() -> None:
+@pytest.mark.parametrize(
+    ("old", "since", "until"),
+    [
+        ("yesterday", "yesterday", "yesterday"),
+        ("2026-02", "2026-02", "2026-02"),
+        ("7d", "7d", None),
+        ("2026-01-01..2026-02-01", "2026-01-01", "2026-02-01"),
+        ("..2026-02-01", None, "2026-02-01"),
+    ],
+)
+def test_the_old_date_range_names_the_same_period_as_since_and_until(
+    old: str, since: str | None, until: str | None
+) -> None:
+    request = SearchRequest.build(date_range=old)
+    assert (request.since, request.until) == (since, until)
+    assert request.period(NOW) == parse_date_range(old, NOW)
+
+
+def test_the_old_argument_names_still_build_the_same_request() -> None:
+    old = SearchRequest.build(p_tag="shop", agent_platform="claude", date_range="today")
+    assert old == SearchRequest(project="shop", platform="claude-code", since="today")
+    assert old.platform == "claude-code"  # the short name is resolved on construction
+
+
+def test_the_wire_form_round_trips_and_refuses_what_is_no_argument() -> None:
+    request = SearchRequest(query="zeppelin", project="shop", until="2026-02", limit=3)
+    assert SearchRequest.from_wire(json.loads(json.dumps(request.to_wire()))) == request
+    with pytest.raises(SearchArgumentError, match="not search arguments: drop_table"):
+        SearchRequest.from_wire({"drop_table": "memory"})
+    with pytest.raises(SearchArgumentError, match="limit"):
+        SearchRequest.from_wire({"limit": "10; DROP"})
+
+
+def test_a_date_the_search_cannot_read_names_its_argument_and_the_forms() -> None:
     with pytest.raises(SearchArgumentError) as caught:
-        _request(date_range="someday")
-    assert caught.value.argument == "date_range" and caught.value.value == "someday"
+        _request(since="someday")
+    assert caught.value.argument == "since" and caught.value.value == "someday"
     assert "N_days_ago" in str(caught.value)
+    with pytest.raises(SearchArgumentError) as empty:
+        _request(since="2026-03-01", until="2026-02-01")
+    assert empty.value.argument == "until" and "empty" in str(empty.value)
 
 
 def test_filters_that_do_not_fit_together_are_an_argument_error() -> None:
@@ -107,7 +135,7 @@ def test_the_service_searches_the_users_memories_with_the_settings_knobs(
     uid = conn.execute("SELECT user_id FROM users WHERE user_name = 'tester'").fetchone()
     assert uid is not None
     settings = make_settings(search_fallback_threshold=0.9)
-    result = search_user(conn, int(uid[0]), _request(agent_platform="*"), None, settings)
+    result = search_user(conn, int(uid[0]), _request(platform="*"), None, settings)
     assert result.used == "fulltext" and [h.id for h in result.hits] == [ids[0]]
     weak = search_user(conn, int(uid[0]), _request(query="hang"), None, settings)
     assert weak.used == "ilike" and weak.threshold == 0.9

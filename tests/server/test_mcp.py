@@ -89,14 +89,15 @@ def test_tools_are_listed_with_descriptions_for_a_model(
     props = names["search_memory"].input_schema["properties"]
     assert {
         "query",
-        "p_tag",
-        "date_range",
+        "project",
+        "since",
+        "until",
         "role",
-        "agent_platform",
+        "platform",
         "device_scope",
         "limit",
         "include_archived",
-    } <= set(props)
+    } == set(props)  # the older names still work but are not advertised
     assert all(p.get("description") for p in props.values())
     assert instructions is not None and len(instructions) <= 1900
     assert "memory_startup" in instructions and BRIEF_MARKER in instructions
@@ -131,7 +132,8 @@ def test_search_memory_finds_by_words_and_explains_why(
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        ({"date_range": "sometime soon"}, "date_range"),
+        ({"since": "sometime soon"}, "since 'sometime soon' not understood"),
+        ({"date_range": "sometime soon"}, "since 'sometime soon' not understood"),
         ({"limit": 500}, "limit"),
         ({"device_scope": "galaxy"}, "device_scope"),
     ],
@@ -150,28 +152,45 @@ def test_search_memory_takes_the_short_platform_names_of_the_command_line(
     _seed(state)
     server = create_server(server_settings, state)
     for name in ("codex", "CODEX-CLI", "codex-cli"):
-        found = _json(_call(server, "search_memory", {"agent_platform": name}))
+        found = _json(_call(server, "search_memory", {"platform": name}))
         assert found["count"] == 2, name
-    assert _json(_call(server, "search_memory", {"agent_platform": "claude"}))["count"] == 0
+    assert _json(_call(server, "search_memory", {"platform": "claude"}))["count"] == 0
+    old = _json(_call(server, "search_memory", {"agent_platform": "codex"}))  # the old name
+    assert old["count"] == 2
     with state.pool.connection() as conn:  # a client with no adapter, as save_message names it
         insert_memories(conn, state.user_id, [NewMemory("cursor", "user", "Cursor saved this")])
-    assert _json(_call(server, "search_memory", {"agent_platform": "cursor"}))["count"] == 1
-    refused = _call(server, "search_memory", {"agent_platform": "Codx"})
+    assert _json(_call(server, "search_memory", {"platform": "cursor"}))["count"] == 1
+    refused = _call(server, "search_memory", {"platform": "Codx"})
     assert refused.is_error
     assert "unknown platform 'Codx' (did you mean 'codex'?)" in refused.content[0].text
     assert "claude-code" in refused.content[0].text and "gemini" in refused.content[0].text
 
 
-def test_unknown_p_tag_is_an_error_that_says_what_to_do(
-    state: ServerState, server_settings: Settings
+@pytest.mark.parametrize("name", ["project", "p_tag"])
+def test_a_misspelt_project_is_an_error_naming_the_close_projects(
+    state: ServerState, server_settings: Settings, name: str
 ) -> None:
+    with state.pool.connection() as conn:
+        conn.execute("INSERT INTO project_tags (name) VALUES ('quokka-api')")
     result = _call(
-        create_server(server_settings, state),
-        "search_memory",
-        {"query": "x", "p_tag": "no-such-project"},
+        create_server(server_settings, state), "search_memory", {"query": "x", name: "quokka"}
     )
     assert result.is_error
-    assert "without p_tag" in result.content[0].text
+    text = result.content[0].text
+    assert "no project 'quokka' (did you mean 'quokka-api'?)" in text
+    assert "without project" in text
+
+
+def test_the_old_argument_names_are_accepted_with_the_same_meaning(
+    state: ServerState, server_settings: Settings
+) -> None:
+    _seed(state)
+    server = create_server(server_settings, state)
+    new = _json(_call(server, "search_memory", {"since": "today", "platform": "codex"}))
+    old = _json(_call(server, "search_memory", {"date_range": "today", "agent_platform": "codex"}))
+    assert new["count"] == old["count"] == 2
+    none = _json(_call(server, "search_memory", {"until": "2000-01-01"}))
+    assert none["count"] == 0
 
 
 def test_manage_knowledge_add_update_remove_keeps_history(

@@ -11,30 +11,31 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agents_memory.adapters import get_adapter
+from agents_memory.adapters import resolve_client
 from agents_memory.console.context import console_from
 from agents_memory.console.forms import text
+from agents_memory.errors import AdapterError, UnknownProjectError
 from agents_memory.recall.session import brief_for
 from agents_memory.store import tags as tag_store
+from agents_memory.store.projects import resolve_project
 
 
 async def brief_page(request: Request) -> Response:
     console = console_from(request)
     params = request.query_params
     platforms = [a.name for a in console.catalog.adapters]
-    platform = text(params, "platform") or platforms[0]
     project, model = text(params, "project"), text(params, "model")
+    try:  # a client by its full or short name, as in every command
+        adapter = resolve_client(text(params, "platform") or platforms[0])
+    except AdapterError as exc:
+        return _refused(request, str(exc), platforms, dict(params))
+    platform = adapter.name
     if platform not in platforms:
-        return console.render(
-            request,
-            "brief.html",
-            status_code=400,
-            error=f"unknown client {platform!r}",
-            **{"platforms": platforms, "projects": [], "values": dict(params), "shown": None},
-        )
-    adapter = get_adapter(platform)
+        return _refused(request, f"{platform} is not enabled here", platforms, dict(params))
 
     def build(conn: psycopg.Connection[Any]) -> dict[str, Any]:
+        nonlocal project
+        project = resolve_project(conn, project) if project else None
         tags = [t for t in tag_store.list_project_tags(conn) if t.alias_of is None]
         root = next((t.git_root for t in tags if t.name == project), None)
         event: dict[str, Any] = {"model": model, "cwd": root}
@@ -46,7 +47,10 @@ async def brief_page(request: Request) -> Response:
             "output": adapter.hook_output(brief),
         }
 
-    built = await console.read(build)
+    try:
+        built = await console.read(build)
+    except UnknownProjectError as exc:
+        return _refused(request, str(exc), platforms, dict(params))
     return console.render(
         request,
         "brief.html",
@@ -56,6 +60,18 @@ async def brief_page(request: Request) -> Response:
         shown=True,
         error=None,
         **built,
+    )
+
+
+def _refused(
+    request: Request, error: str, platforms: list[str], values: dict[str, str]
+) -> Response:
+    return console_from(request).render(
+        request,
+        "brief.html",
+        status_code=400,
+        error=error,
+        **{"platforms": platforms, "projects": [], "values": values, "shown": None},
     )
 
 

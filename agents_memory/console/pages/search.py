@@ -3,6 +3,7 @@ session page it leads to (the whole conversation, subagent turns nested)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -16,60 +17,65 @@ from starlette.routing import Route
 
 from agents_memory.console.context import console_from
 from agents_memory.console.forms import text
-from agents_memory.errors import SearchArgumentError
-from agents_memory.recall.search import QueryVector, embed_query, search_request, search_user
+from agents_memory.errors import SearchArgumentError, UnknownProjectError
+from agents_memory.recall.search import QueryVector, embed_query, prepare_search, search_user
+from agents_memory.recall.search_request import SearchRequest
 from agents_memory.store import console as console_store
 from agents_memory.store.console import ConsoleTurn, CoveringSummary
 from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
 
-FIELDS = ("q", "p_tag", "date_range", "role", "platform", "device_scope", "limit")
+FIELDS = ("q", "project", "since", "until", "role", "platform", "device_scope", "limit")
+
+
+def request_of(params: Mapping[str, Any]) -> SearchRequest:
+    """The form as the one search request (the older ``p_tag`` / ``date_range`` fields of a
+    saved link still read)."""
+    return SearchRequest.build(
+        query=text(params, "q"),
+        project=text(params, "project"),
+        since=text(params, "since"),
+        until=text(params, "until"),
+        p_tag=text(params, "p_tag"),
+        date_range=text(params, "date_range"),
+        role=text(params, "role"),
+        platform=text(params, "platform") or "*",
+        device_scope=text(params, "device_scope") or "global",
+        limit=min(MAX_LIMIT, int(text(params, "limit") or 20)),
+        include_archived=bool(params.get("include_archived")),
+    )
 
 
 async def search_page(request: Request) -> Response:
     console = console_from(request)
     params = request.query_params
     values = {name: params.get(name, "") for name in FIELDS}
+    values["project"] = values["project"] or params.get("p_tag", "")
     values["include_archived"] = "1" if params.get("include_archived") else ""
-    platforms = [a.name for a in console.catalog.adapters]
-    query = text(params, "q")
-    if query is None:
-        return console.render(
-            request, "search.html", values=values, platforms=platforms, result=None, error=None
-        )
+    page: dict[str, Any] = {
+        "values": values,
+        "platforms": [a.name for a in console.catalog.adapters],
+    }
+    if text(params, "q") is None:
+        return console.render(request, "search.html", **page, result=None, error=None)
+    now = datetime.now().astimezone()
     try:
-        request_ = search_request(
-            query=query,
-            p_tag=text(params, "p_tag"),
-            date_range=text(params, "date_range"),
-            role=text(params, "role"),
-            agent_platform=text(params, "platform") or "*",
-            device_scope=text(params, "device_scope") or "global",
-            limit=min(MAX_LIMIT, int(text(params, "limit") or 20)),
-            include_archived=bool(params.get("include_archived")),
-            device_name=console.settings.device_name,
-            now=datetime.now().astimezone(),
+        asked = prepare_search(
+            request_of(params), device_name=console.settings.device_name, now=now
         )
-    except (SearchArgumentError, ValueError) as exc:
+        vector: QueryVector = await run_in_threadpool(
+            lambda: embed_query(console.state.embedder(), asked.text)
+        )
+        result = await console.read(
+            lambda conn: search_user(conn, console.user_id, asked, vector.vector, console.settings)
+        )
+    except (SearchArgumentError, UnknownProjectError, ValueError) as exc:
         return console.render(
-            request,
-            "search.html",
-            status_code=400,
-            values=values,
-            platforms=platforms,
-            result=None,
-            error=str(exc),
+            request, "search.html", status_code=400, **page, result=None, error=str(exc)
         )
-    vector: QueryVector = await run_in_threadpool(
-        lambda: embed_query(console.state.embedder(), request_.text)
-    )
-    result = await console.read(
-        lambda conn: search_user(conn, console.user_id, request_, vector.vector, console.settings)
-    )
     return console.render(
         request,
         "search.html",
-        values=values,
-        platforms=platforms,
+        **page,
         result=result,
         why={hit.id: why_line(result, hit.why) for hit in result.hits},
         note=vector.note or result.note,

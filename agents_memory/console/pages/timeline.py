@@ -15,12 +15,14 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from agents_memory.adapters import platform_filter
 from agents_memory.console.context import Console, console_from
 from agents_memory.console.forms import day_bound, query_string, text
 from agents_memory.console.live import LiveFeed
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.store import console as console_store
 from agents_memory.store.console import ConsoleTurn, Cursor, TimelineFilters
+from agents_memory.store.projects import resolve_project
 
 PAGE_SIZE: Final = 50
 FILTERS: Final = ("project", "platform", "model", "device", "role", "since", "until")
@@ -28,9 +30,11 @@ _KEEPALIVE_SECONDS: Final = 15.0
 
 
 def timeline_filters(values: Mapping[str, Any], now: datetime) -> TimelineFilters:
+    """The filters as the form gives them, a client by its full or short name; the project
+    is checked on the connection (:func:`checked_project`)."""
     return TimelineFilters(
         project=text(values, "project"),
-        platform=text(values, "platform"),
+        platform=platform_filter(text(values, "platform")),
         model=text(values, "model"),
         device=text(values, "device"),
         role=text(values, "role"),
@@ -60,12 +64,17 @@ async def timeline(request: Request) -> Response:
     before = _cursor(text(params, "before"))
 
     def page(conn: psycopg.Connection[Any]) -> tuple[list[ConsoleTurn], int]:
+        if filters.project:
+            resolve_project(conn, filters.project)  # a misspelt one is named, not empty
         rows = console_store.timeline_page(
             conn, console.user_id, filters, before=before, limit=PAGE_SIZE
         )
         return rows, console_store.newest_id(conn)
 
-    rows, newest = await console.read(page)
+    try:
+        rows, newest = await console.read(page)
+    except AgentsMemoryError as exc:
+        return console.render(request, "timeline.html", status_code=400, error=str(exc), **_blank())
     kept = query_string(params, *FILTERS)
     older = None
     if len(rows) == PAGE_SIZE:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from agents_memory.adapters import all_adapters, all_platforms
 from agents_memory.server import search_tool
@@ -22,8 +23,27 @@ ANNOTATIONS = ToolAnnotations(
 )
 
 
+Project = Annotated[
+    str | None, Field(description="Only this project (an alias finds its project).")
+]
+Since = Annotated[
+    str | None,
+    Field(
+        description="Only from the start of this day or period: today, yesterday, last_week, "
+        "last_month, N_days_ago, 7d, YYYY-MM-DD or YYYY-MM."
+    ),
+]
+Until = Annotated[
+    str | None,
+    Field(description="Only up to the end of this day or period (same forms as since)."),
+]
+OldName = SkipJsonSchema[str | None]
+"""An argument's older name (``p_tag``, ``date_range``, ``agent_platform``): still accepted
+for one release, left out of the tool's schema."""
+
+
 def platform_help() -> str:
-    """The ``agent_platform`` description: the registered clients' names and short names."""
+    """The ``platform`` description: the registered clients' names and short names."""
     short = ", ".join(f"{a.short_name} = {a.name}" for a in all_adapters() if a.short_name)
     return f'Only this client ({", ".join(all_platforms())}; short: {short}); "*" or omitted = all.'
 
@@ -40,22 +60,14 @@ def register(server: MCPServer[Any]) -> None:
                 description="What to look for, in any language. Omit to list the newest memories."
             ),
         ] = None,
-        p_tag: Annotated[
-            str | None,
-            Field(description="Only this project tag (aliases resolve to their project)."),
-        ] = None,
-        date_range: Annotated[
-            str | None,
-            Field(
-                description="today, yesterday, last_week, last_month, N_days_ago, YYYY-MM-DD "
-                "(since that day) or a range A..B such as 2026-01-01..2026-02-01."
-            ),
-        ] = None,
+        project: Project = None,
+        since: Since = None,
+        until: Until = None,
         role: Annotated[
             Literal["user", "assistant"] | None,
             Field(description="Only what the user said, or only what agents answered."),
         ] = None,
-        agent_platform: Annotated[str | None, Field(description=platform_help())] = None,
+        platform: Annotated[str | None, Field(description=platform_help())] = None,
         device_scope: Annotated[
             Literal["global", "local"],
             Field(
@@ -67,21 +79,28 @@ def register(server: MCPServer[Any]) -> None:
         include_archived: Annotated[
             bool, Field(description="Also search archived (older or removed) memories.")
         ] = False,
+        p_tag: OldName = None,
+        date_range: OldName = None,
+        agent_platform: OldName = None,
     ) -> search_tool.SearchOutput:
         """Search the shared memory of all agents: full-text and meaning, newest first when
         equally relevant. Use it before assuming what was decided, named or preferred.
         Put identifiers, file paths and error messages in the query verbatim, and name the
         project and the day (YYYY-MM-DD) when you know them: they narrow the search. Each
         result has a confidence; ``weak`` true (with a note) means nothing matched well."""
-        return search_tool.run_search(
-            state_of(ctx),
+        request = search_tool.search_request_of(
             query=query,
-            p_tag=p_tag,
-            date_range=date_range,
+            project=project,
+            since=since,
+            until=until,
             role=role,
-            agent_platform=agent_platform,
+            platform=platform,
             device_scope=device_scope,
             limit=limit,
             include_archived=include_archived,
-            now=datetime.now(UTC),
+            # the older names, still accepted for one release but left out of the schema
+            p_tag=p_tag,
+            date_range=date_range,
+            agent_platform=agent_platform,
         )
+        return search_tool.run_search(state_of(ctx), request, now=datetime.now(UTC))

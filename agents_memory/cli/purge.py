@@ -34,7 +34,7 @@ def finish(settings: Settings, found: list[purge.Target], installer: Installer) 
     stopped = purge.stop_database(settings)
     if stopped:
         click.echo(stopped)
-    for line in purge.remove(found):
+    for line in purge.remove(found, settings):
         click.echo(line)
     edited = [e.path for plan in installer.plans("uninstall") for e in plan.edits]
     kept = purge.backups_left(edited)

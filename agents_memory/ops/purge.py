@@ -9,6 +9,7 @@ machines may write to it.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,10 +36,9 @@ def targets(settings: Settings) -> list[Target]:
     """What ``--purge`` deletes, the existing ones with their size in bytes."""
     found: list[tuple[Path, str]] = []
     if database.external_conninfo(settings) is None:
-        cluster = database.embedded_server(settings).pgdata
-        if not cluster.is_relative_to(settings.data_dir):
-            found.append((cluster, "your memories (the embedded database)"))
-        found.append((settings.data_dir, "your memories (the embedded database)"))
+        # The cluster only (in the data dir, or placed elsewhere as root): MEMORY_DATA_DIR
+        # may name a folder that holds more than ours.
+        found.append((database.embedded_server(settings).pgdata, "your memories (the database)"))
     found.append((user_state_dir(), "pid files, logs, the install record"))
     if default_env_file().parent == user_config_dir():  # not a file named by MEMORY_CONFIG_PATH
         found.append((user_config_dir(), "your settings for mcp-agents-memory"))
@@ -58,9 +58,9 @@ def stop_database(settings: Settings) -> str | None:
     return "stopped the embedded database" if stopped else None
 
 
-def remove(found: list[Target]) -> list[str]:
-    """Delete each target (a cluster placed outside the data dir with its lock and socket
-    records beside it); a line for each."""
+def remove(found: list[Target], settings: Settings) -> list[str]:
+    """Delete each target (a cluster with its lock and socket records beside it), then the
+    data dir when nothing else is left in it; a line for each."""
     lines = []
     for target in found:
         if target.path.is_dir():
@@ -69,7 +69,9 @@ def remove(found: list[Target]) -> list[str]:
             target.path.unlink(missing_ok=True)
         for record in target.path.parent.glob(f".{target.path.name}.*"):
             record.unlink(missing_ok=True)  # a placed cluster's lock and socket-dir records
-        lines.append(f"deleted {target.path} ({target.what})")
+        lines.append(f"deleted {target.path}: {target.what}")
+    with contextlib.suppress(OSError):  # absent, or it holds something not ours: it stays
+        settings.data_dir.rmdir()
     return lines
 
 

@@ -216,17 +216,30 @@ def path_hint(commands: Commands, path: str | None = None, home: Path | None = N
             return None
     except OSError:
         pass
-    where = commands.memory_capture.parent
+    typed = _typed(commands.memory_capture)
+    where = typed.parent
     named = "memory-capture and mcp-agents-memory"
     if _in_startup_files(where, Path.home() if home is None else home):
         return (
             f"new shells find {named} ({where} is on PATH in your shell's start-up file); "
-            f"this one does not yet: open a new one, or type {commands.memory_capture}"
+            f"this one does not yet: open a new one, or type {typed}"
         )
     return (
         f"{named} are in {where}, which is not on PATH: run `pipx ensurepath` (or `uv tool "
-        f"update-shell`) so that new shells find them; until then type {commands.memory_capture}"
+        f"update-shell`) so that new shells find them; until then type {typed}"
     )
+
+
+def _typed(installed: Path) -> Path:
+    """The ``memory-capture`` this command was started as when it is the installed one (pipx
+    and uv link it from ``~/.local/bin`` to their venv's), else the installed path."""
+    started = Path(sys.argv[0]).absolute()
+    try:
+        if started.name == installed.name and os.path.samefile(started, installed):
+            return started
+    except OSError:
+        pass
+    return installed
 
 
 STARTUP_FILES = (".profile", ".bash_profile", ".bashrc", ".zshrc", ".zprofile", ".zshenv")

@@ -343,18 +343,30 @@ def install(
 
 @cli.command()
 @_install_options
+@click.option(
+    "--purge",
+    is_flag=True,
+    help="Also delete the data, state and settings (asks first, showing sizes; --yes skips).",
+)
 @debug_option
 @click.pass_context
-def uninstall(ctx: click.Context, platforms: tuple[str, ...], dry_run: bool, yes: bool) -> None:
+def uninstall(
+    ctx: click.Context, platforms: tuple[str, ...], dry_run: bool, yes: bool, purge: bool
+) -> None:
     """Remove exactly what `install` added (hooks, MCP entries, context blocks, units).
 
     Without --platform it also stops the daemon and removes the service files (systemd
-    units, launchd agent); the data stays (delete the data dir yourself). Your other settings,
-    hooks and MCP servers are left as they are.
+    units, launchd agent); the data stays unless --purge, which also stops the database and
+    deletes your memories, the state and our settings file. Your other settings, hooks and MCP
+    servers are left as they are. The commands stay: `pipx uninstall mcp-agents-memory`.
     """
     from agents_memory.cli.install import run_command
 
-    run_command(ctx, "uninstall", platforms, dry_run=dry_run, yes=yes, files_only=False)
+    if purge and platforms:
+        raise click.UsageError("--purge removes everything, so it takes no --platform")
+    run_command(
+        ctx, "uninstall", platforms, dry_run=dry_run, yes=yes, files_only=False, purge=purge
+    )
 
 
 @cli.group()

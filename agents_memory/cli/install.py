@@ -3,6 +3,8 @@ this user, ask once, print what happened."""
 
 from __future__ import annotations
 
+import logging
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -11,8 +13,9 @@ from pathlib import Path
 import click
 
 from agents_memory.adapters import all_adapters
+from agents_memory.adapters.base import Commands
 from agents_memory.config import Settings, user_state_dir
-from agents_memory.install import services
+from agents_memory.install import launchd, services
 from agents_memory.install.installer import Action, Change, Installer, Report, resolve_commands
 
 GRACE_NOTE = (
@@ -56,7 +59,14 @@ def prepare_data(settings: Settings) -> list[str]:
     from agents_memory.embeddings import embedding_spec
     from agents_memory.store import database
 
-    db = database.open_database(settings, embedding=embedding_spec(settings))
+    migrations = logging.getLogger("agents_memory.store")
+    level = migrations.level
+    if not logging.getLogger().isEnabledFor(logging.DEBUG):
+        migrations.setLevel(logging.WARNING)  # the summary names the database, not each step
+    try:
+        db = database.open_database(settings, embedding=embedding_spec(settings))
+    finally:
+        migrations.setLevel(level)
     click.echo(f"database: {db.description}")
     catalog = Catalog(adapters(settings.capture_enabled_platforms), Path.home())
     with backfill_progress(enabled=sys.stderr.isatty()) as progress:
@@ -129,12 +139,19 @@ def run_command(
     dry_run: bool,
     yes: bool,
     files_only: bool = False,
+    purge: bool = False,
     factory: Callable[..., Installer] = build_installer,
 ) -> None:
     """What the two click commands do."""
+    from agents_memory.cli import purge as purging
     from agents_memory.cli.common import settings_from
 
-    installer = factory(settings_from(ctx), files_only=files_only or dry_run)
+    settings = settings_from(ctx)
+    installer = factory(settings, files_only=files_only or dry_run)
+    doomed = purging.ask(settings, yes=yes, dry_run=dry_run) if purge else None
+    if purge and doomed is None:
+        return
+    yes = yes or purge  # the purge question covered the files too
     if action == "install" and not platforms and not installer.detect():
         looked_for = ", ".join(b for adapter in all_adapters() for b in adapter.binaries[:1])
         click.echo(
@@ -144,5 +161,100 @@ def run_command(
     interactive = not yes and not dry_run and sys.stdin.isatty()
     report = installer.run(action, platforms, dry_run=dry_run, confirm=ask if interactive else None)
     print_report(report)
+    if action == "install" and not dry_run:
+        print_summary(report, installer.commands, files_only=files_only)
     if report.errors:
+        if doomed:
+            click.echo("--purge deleted nothing: fix the errors above, then run it again")
         ctx.exit(1)
+    if doomed is not None and not dry_run:
+        purging.finish(settings, doomed, installer)
+
+
+SUPERVISORS = {
+    "systemd": "systemd user units (`systemctl --user status mcp-agents-memory-capture`)",
+    "launchd": f"the launchd agent {launchd.LABEL} (it starts at log-in)",
+    "daemon": (
+        "its own background daemon, with the Cold Path as its child (no systemd user session "
+        "or launchd here); after a reboot run `memory-capture start`"
+    ),
+}
+
+NEXT_STEPS = (
+    ("memory-capture status", "what is captured per client, and whether the daemon runs"),
+    ('mcp-agents-memory search "what did we decide"', "search everything your agents said"),
+    ("mcp-agents-memory ui", "the web console: timeline, search, projects, forget"),
+)
+
+
+def print_summary(report: Report, commands: Commands, *, files_only: bool) -> None:
+    """After an install: which clients, what runs the daemon, whether the commands are on
+    PATH, and the next steps."""
+    skip = {services.PLATFORM, launchd.PLATFORM}
+    clients = [c.platform for c in report.clients if c.platform not in skip and not c.error]
+    click.echo("")
+    click.echo(f"installed for {', '.join(clients) or 'no client'}")
+    if not files_only:
+        runs = SUPERVISORS.get(report.supervisor or "", "none: nothing was started (see above)")
+        click.echo(f"service: {runs}")
+    hint = path_hint(commands)
+    if hint:
+        click.echo(hint)
+    click.echo("next steps:")
+    width = max(len(command) for command, _ in NEXT_STEPS)
+    for command, what in NEXT_STEPS:
+        click.echo(f"  {command:<{width}}  {what}")
+
+
+def path_hint(commands: Commands, path: str | None = None, home: Path | None = None) -> str | None:
+    """A line when this shell's PATH does not lead to the installed commands (pipx's and
+    uv's bin dir is often not on PATH until a new shell starts), saying whether new shells
+    will find them (a shell start-up file names the dir)."""
+    found = shutil.which("memory-capture", path=os.environ.get("PATH") if path is None else path)
+    try:
+        if found is not None and os.path.samefile(found, commands.memory_capture):
+            return None
+    except OSError:
+        pass
+    typed = _typed(commands.memory_capture)
+    where = typed.parent
+    named = "memory-capture and mcp-agents-memory"
+    if _in_startup_files(where, Path.home() if home is None else home):
+        return (
+            f"new shells find {named} ({where} is on PATH in your shell's start-up file); "
+            f"this one does not yet: open a new one, or type {typed}"
+        )
+    return (
+        f"{named} are in {where}, which is not on PATH: run `pipx ensurepath` (or `uv tool "
+        f"update-shell`) so that new shells find them; until then type {typed}"
+    )
+
+
+def _typed(installed: Path) -> Path:
+    """The ``memory-capture`` this command was started as when it is the installed one (pipx
+    and uv link it from ``~/.local/bin`` to their venv's), else the installed path."""
+    started = Path(sys.argv[0]).absolute()
+    try:
+        if started.name == installed.name and os.path.samefile(started, installed):
+            return started
+    except OSError:
+        pass
+    return installed
+
+
+STARTUP_FILES = (".profile", ".bash_profile", ".bashrc", ".zshrc", ".zprofile", ".zshenv")
+
+
+def _in_startup_files(directory: Path, home: Path) -> bool:
+    spellings = {str(directory)}
+    if directory.is_relative_to(home):
+        rest = directory.relative_to(home)
+        spellings |= {f"$HOME/{rest}", f"${{HOME}}/{rest}", f"~/{rest}"}
+    for name in STARTUP_FILES:
+        try:
+            text = (home / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if any(s in text for s in spellings):
+            return True
+    return False

@@ -198,7 +198,7 @@ def _coldpath_lines(cold: dict[str, object] | None) -> list[tuple[str, str]]:
     running = (
         f"running: {worker.get('application_name') or 'pid ' + str(worker.get('pid'))}"
         if isinstance(worker, dict)
-        else "no worker running"
+        else ("starting" if cold.get("starting") else "no worker running")
     )
     unembedded = backlog.get("unembedded")
     waiting = f"{backlog.get('untagged')} untagged" + (

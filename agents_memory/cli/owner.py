@@ -151,7 +151,7 @@ def _print_report(report: ForgetReport) -> None:
 @click.pass_context
 def restore(ctx: click.Context, memory_id: int) -> None:
     """Bring an archived memory back (archive is what `manage_knowledge remove` and the Cold
-    Path's age-based archive do)."""
+    Path's age-based archive do). A forgotten memory cannot be restored: forget is for good."""
     from agents_memory.ops.restore import restore_memory
 
     settings = settings_from(ctx)

@@ -25,7 +25,7 @@ from agents_memory.cli.common import debug_option, settings_from
 @click.pass_context
 def ui(ctx: click.Context, port: int, no_browser: bool) -> None:
     """Serve the memory console on 127.0.0.1: status, timeline, search, sessions, projects,
-    knowledge, the brief, forget and trash, export and import.
+    knowledge, the brief, forget and the archive, export and import.
 
     Prints one URL with a one-time login token; the console answers only on this machine.
     """

@@ -158,9 +158,11 @@ def _print_coldpath(console: Console, cold: dict[str, Any] | None) -> None:
         if unembedded is None
         else f"{rows - unembedded:,} with a vector ({unembedded:,} waiting)"
     )
+    state = f"running ({who})" if worker else "no worker running"
+    if not worker and cold.get("starting"):
+        state = "starting (the worker is connected; its first pass follows a short warm-up)"
     console.print(
-        "background worker (tags, vectors, profile, summaries): "
-        f"{'running (' + str(who) + ')' if worker else 'no worker running'}; "
+        f"background worker (tags, vectors, profile, summaries): {state}; "
         f"{rows:,} rows: {vectors}, {rows - untagged:,} tagged ({untagged:,} waiting), "
         f"{backlog.get('with_error')} with errors; last run {_when(cold.get('last_run_at'))}",
         highlight=False,

@@ -43,6 +43,9 @@ class ColdPathStatus:
     llm_configured: bool | None = None
     """``None`` when read without settings."""
     notes: list[str] = field(default_factory=list)
+    starting: list[str] = field(default_factory=list)
+    """Workers connected without the lock (warming up, or standing by): with no holder, the
+    Cold Path is starting, not missing."""
 
     @property
     def worker_running(self) -> bool:
@@ -105,4 +108,5 @@ def coldpath_status(
         worker=holder,
         llm_configured=(llm_endpoint(settings) is not None) if settings is not None else None,
         notes=notes,
+        starting=coldqueue.waiting_workers(conn) if holder is None else [],
     )

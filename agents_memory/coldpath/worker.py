@@ -130,6 +130,14 @@ class ColdPathWorker:
     def holder(self) -> coldqueue.LockHolder | None:
         return coldqueue.lock_holder(self._lock_connection())
 
+    def _announce(self) -> None:
+        """Connect before the warm-up, so that ``status`` sees a worker starting (its
+        application name) rather than none; a database not up yet is retried after it."""
+        try:
+            self._lock_connection()
+        except DatabaseError as exc:
+            log.info("%s; trying again after the warm-up", exc)
+
     def _lock_connection(self) -> psycopg.Connection[Any]:
         if self._lock_conn is None or self._lock_conn.closed:
             name = f"{coldqueue.LOCK_APPLICATION_PREFIX} {self.settings.device_name} {os.getpid()}"
@@ -170,6 +178,7 @@ class ColdPathWorker:
         interval. Raises :class:`DatabaseError` when the database goes away."""
         interval = self.settings.cold_path_interval_sec
         try:
+            self._announce()
             self._sleep(self.settings.cold_path_warmup_sec)
             standing_by = False
             while not self.stopping():

@@ -92,7 +92,7 @@ NAV = (
     ("/projects", "Projects", "p"),
     ("/knowledge", "Knowledge", "k"),
     ("/brief", "Brief", "b"),
-    ("/forget", "Forget & trash", "x"),
+    ("/forget", "Forget & archive", "x"),
     ("/transfer", "Export / import", "e"),
 )
 """Each page: its path, its name and its access key."""

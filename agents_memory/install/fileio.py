@@ -4,7 +4,8 @@
   with ``os.replace`` (then the directory is fsynced); the file keeps its mode. A symlinked
   config (dotfile managers) is written through to the file it points at.
 * A file is backed up at most once per run, before its first change, as
-  ``<name>.bak-mcp-agents-memory-<timestamp>`` beside it.
+  ``<name>.bak-mcp-agents-memory-<timestamp>`` beside it; never a file install created (the
+  manifest says so), whose first text was ours alone.
 * The manifest (``install-manifest.json`` in the state directory) remembers, per file, what
   install created there, so uninstall removes exactly that.
 """

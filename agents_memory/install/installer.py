@@ -108,6 +108,9 @@ class Report:
     clients: list[ClientOutcome] = field(default_factory=list)
     backups: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    supervisor: str | None = None
+    """What runs the daemon after an install: ``systemd``, ``launchd``, ``daemon`` (our own,
+    ``memory-capture start``) or ``None`` (nothing was started)."""
 
     @property
     def changes(self) -> list[Change]:
@@ -147,6 +150,15 @@ class Installer:
     prepare: Callable[[], list[str]] | None = None
     daemon: DaemonControl | None = None
     stamp: str = field(default_factory=lambda: datetime.now().strftime("%Y%m%dT%H%M%S"))
+    _systemd: bool | None = field(default=None, init=False, repr=False)
+
+    def systemd_usable(self) -> bool:
+        """Whether a user systemd answers here (``systemctl --user show-environment``; asked
+        once): ``systemctl`` on PATH is not enough in containers and sessions without one."""
+        if self._systemd is None:
+            runner = self.systemctl
+            self._systemd = runner is not None and runner(["show-environment"]) == 0
+        return self._systemd
 
     # --- what to touch -----------------------------------------------------------------------
 
@@ -174,7 +186,7 @@ class Installer:
         platforms = tuple(platforms)
         chosen = self.adapters(action, platforms) if adapters is None else adapters
         plans = [a.install_plan(self.home, self.commands) for a in chosen]
-        if action == "install" and self.systemctl is not None:
+        if action == "install" and self.systemd_usable():
             plans.append(services.unit_plan(self.home, self.commands, cold_path=self.cold_path))
         elif action == "install" and self.platform == "darwin":
             plans.append(launchd.agent_plan(self.home, self.commands, self.state_dir))
@@ -224,7 +236,12 @@ class Installer:
                 client.notes.extend(step(ctx))
         if action == "install":
             report.notes.extend(self._start_services(report))
-        elif not platforms and self.systemctl is not None and report.changes:
+        elif (
+            not platforms
+            and self.systemctl is not None
+            and any(c.platform == services.PLATFORM for c in report.changes)
+            and self.systemd_usable()
+        ):
             services.reload(self.systemctl)
         manifest.save()
         report.backups = list(backups.made.values())
@@ -233,7 +250,9 @@ class Installer:
     def _render(
         self, plan: InstallPlan, action: Action, manifest: Manifest, adapter: Adapter | None
     ) -> ClientOutcome:
-        outcome = ClientOutcome(plan.platform, notes=list(plan.notes))
+        # A plan's notes are about installing it (uninstall reports what its own step did).
+        notes = list(plan.notes) if action == "install" else []
+        outcome = ClientOutcome(plan.platform, notes=notes)
         try:
             for edit in self._edits(plan, action, adapter):
                 before = read_text(edit.path)
@@ -277,7 +296,8 @@ class Installer:
     ) -> None:
         for change in changes:
             if change.changed:
-                backups.before_change(change.path)
+                if not manifest.get(change.path).created_file:  # ours alone: nothing to keep
+                    backups.before_change(change.path)
                 write_atomic(change.path, change.after)
             if action == "install":
                 if change.changed or change.record.created_keys or change.record.owned_keys:
@@ -306,14 +326,18 @@ class Installer:
         return InstallContext(self.home, False, self.which, read_text, apply, self.commands)
 
     def _start_services(self, report: Report) -> list[str]:
-        if self.systemctl is None or self.systemctl(["show-environment"]) != 0:
+        if not self.systemd_usable():
             agent = launchd.agent_path(self.home)
             if self.launchctl is not None and agent.exists():
                 self.launchctl(["load", "-w", str(agent)])
+                report.supervisor = "launchd"
                 return [f"loaded the launchd agent {launchd.LABEL} (it starts at login)"]
             if self.daemon is not None:
+                report.supervisor = "daemon"
                 return self.daemon.start()
             return [services.how_to_run(self.commands, self.state_dir)]
+        assert self.systemctl is not None
+        report.supervisor = "systemd"
         units = [c for c in report.changes if c.platform == services.PLATFORM]
         coldpath = services.unit_dir(self.home) / services.COLDPATH_UNIT
         return services.start(
@@ -326,22 +350,31 @@ class Installer:
         notes: list[str] = []
         agent = launchd.agent_path(self.home)
         if self.launchctl is not None and agent.exists():
-            self.launchctl(["unload", "-w", str(agent)])
-            notes.append(f"unloaded the launchd agent {launchd.LABEL}")
-        if self.systemctl is not None:
-            notes.extend(self._stop_units())
+            status = self.launchctl(["unload", "-w", str(agent)])
+            notes.append(
+                f"unloaded the launchd agent {launchd.LABEL}"
+                if status == 0
+                else f"launchctl could not unload {launchd.LABEL} (exit {status})"
+            )
+        notes.extend(self._stop_units())
         if self.daemon is not None:
             notes.extend(self.daemon.stop())
         return notes
 
     def _stop_units(self) -> list[str]:
-        assert self.systemctl is not None
         directory = services.unit_dir(self.home)
         present = [
             name
             for name in (services.CAPTURE_UNIT, services.COLDPATH_UNIT)
             if (directory / name).exists()
         ]
+        if not present:
+            return []
+        if self.systemctl is None or not self.systemd_usable():
+            return [
+                "no systemd user session here, so no unit was running: "
+                f"only the unit files go ({', '.join(present)})"
+            ]
         return services.stop(self.systemctl, present)
 
     def _dry_run_notes(self, action: Action, adapters: list[Adapter]) -> list[str]:
@@ -353,7 +386,7 @@ class Installer:
         if action == "install":
             for adapter in adapters:
                 notes.extend(adapter.post_install(ctx))
-            if self.systemctl is None:
+            if not self.systemd_usable():
                 notes.append(
                     "would start the capture daemon (`memory-capture start`)"
                     if self.daemon is not None

@@ -127,7 +127,12 @@ def stop(runner: SystemctlRunner, present: Sequence[str]) -> list[str]:
     """Stop and disable the units about to be removed."""
     if not present:
         return []
-    runner(["disable", "--now", *present])
+    status = runner(["disable", "--now", *present])
+    if status != 0:
+        return [
+            f"`systemctl --user disable --now` failed (exit {status}) for {', '.join(present)}: "
+            "they may still run until the next log-in; their unit files are removed"
+        ]
     return [f"stopped and disabled {', '.join(present)}"]
 
 

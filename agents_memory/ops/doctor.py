@@ -24,7 +24,10 @@ def run_doctor(
     if external is None:
         server = database.embedded_server(settings)
         health = DatabaseHealth(mode="embedded", location=str(server.pgdata))
-        health.data_dir = str(settings.data_dir)
+        # As root the cluster may live outside the data dir (see store/embedded.py): show
+        # where the data really is.
+        placed = not server.pgdata.is_relative_to(settings.data_dir)
+        health.data_dir = str(server.pgdata if placed else settings.data_dir)
     else:
         health = DatabaseHealth(
             mode="external", location=database.Database(external, None).description
@@ -51,11 +54,11 @@ def run_doctor(
         hint = (
             "check DATABASE_URL / DB_* and that the server is up"
             if external is not None
-            else f"see {settings.data_dir / 'pg' / 'server.log'}"
+            else f"see {database.embedded_server(settings).log_file}"
         )
         health.problems.append(f"{exc} — {hint}")
-    if external is None and settings.data_dir.exists():
-        health.data_dir_bytes = database.data_dir_size(settings.data_dir)
+    if external is None and health.data_dir and Path(health.data_dir).exists():
+        health.data_dir_bytes = database.data_dir_size(Path(health.data_dir))
     if running_pid((state_dir or user_state_dir()) / CAPTURE_PID) is None:
         health.notes.append(
             "the capture daemon is not running on this machine, so new turns are not "
@@ -81,7 +84,7 @@ def _coldpath(conn: Any, settings: Settings, health: DatabaseHealth) -> None:
     health.coldpath = status.as_dict()
     for reason in status.degraded:
         health.notes.append(f"degraded: {reason}")
-    if settings.cold_path_enabled and not status.worker_running:
+    if settings.cold_path_enabled and not status.worker_running and not status.starting:
         health.notes.append(
             "no Cold Path worker is running anywhere on this database: `memory-capture start` "
             "runs one with the capture daemon (or the systemd unit mcp-agents-memory-coldpath)"

@@ -108,6 +108,21 @@ def lock_holder(conn: psycopg.Connection[Any]) -> LockHolder | None:
     return LockHolder(int(row[0]), row[1] or None, row[2], row[3])
 
 
+def waiting_workers(conn: psycopg.Connection[Any]) -> list[str]:
+    """The application names of Cold Path workers connected to this database without the
+    lock: warming up before their first try, or standing by behind the holder."""
+    rows = conn.execute(
+        "SELECT a.application_name FROM pg_stat_activity a"
+        " WHERE a.datname = current_database() AND starts_with(a.application_name, %s)"
+        "  AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid"
+        "   AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+        "   AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid)"
+        " ORDER BY a.backend_start",
+        (LOCK_APPLICATION_PREFIX + " ", COLDPATH_LOCK_KEY >> 32, COLDPATH_LOCK_KEY & 0xFFFFFFFF),
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
 # --- per-row errors and cooldowns ----------------------------------------------------------
 def record_row_error(
     conn: psycopg.Connection[Any], memory_id: int, job: str, error: str, *, now: datetime

@@ -325,6 +325,26 @@ def test_status_reports_backlog_runs_usage_and_the_running_worker(
     assert after.as_dict()["worker_running"] is False
 
 
+def test_a_worker_warming_up_is_starting_not_missing(
+    make_settings: Any, db_url: str, live: Any
+) -> None:
+    settings = make_settings(database_url=db_url, cold_path_warmup_sec=120)
+    worker = make_worker(settings)
+    thread = threading.Thread(target=worker.serve)
+    thread.start()
+    try:
+        wait_until(lambda: bool(coldpath_status(live).starting))
+        status = coldpath_status(live)
+        assert not status.worker_running and not worker.holding
+        assert all("test-device" in name for name in status.starting)
+        assert status.as_dict()["starting"] == status.starting
+    finally:
+        worker.request_stop()
+        thread.join(timeout=10)
+        worker.close()
+    assert coldpath_status(live).starting == []
+
+
 def test_registry_skips_a_missing_job_module_with_a_log_line(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -31,7 +31,7 @@ def test_every_page_renders_with_the_pools_data(client: TestClient) -> None:
     assert PINNED.replace("`", "") in knowledge.replace("`", "") and PROFILE in knowledge
     brief = client.get("/brief?platform=claude-code&project=shop").text
     assert "of 9500 characters" in brief and 'id="hook-output"' in brief
-    assert "Trash" in client.get("/forget").text
+    assert "Archive: can be restored" in client.get("/forget").text
     assert "Import a bundle" in client.get("/transfer").text
 
 

@@ -84,6 +84,7 @@ def test_install_with_systemd_creates_the_database_writes_units_and_starts_the_d
     assert gone.exit_code == 0, gone.output
     assert not (unit_dir / services.CAPTURE_UNIT).exists()
     assert log.read_text("utf-8").splitlines() == [
+        "--user show-environment",
         f"--user disable --now {services.CAPTURE_UNIT} {services.COLDPATH_UNIT}",
         "--user daemon-reload",
     ]
@@ -105,6 +106,26 @@ def test_when_systemctl_user_fails_install_says_how_to_run(
     result = invoke(home, bin_dir, "install", "--platform", "grok")
     assert result.exit_code == 0, result.output
     assert "No systemd user session here" in result.output
+    assert not (home / ".config" / "systemd").exists()  # units nothing would ever start
+    assert "installed for grok" in result.output and "next steps:" in result.output
+
+
+def test_uninstall_with_systemd_offline_does_not_claim_it_stopped_units(
+    home: Path, bin_dir: Path, tmp_path: Path
+) -> None:
+    """Units left by an install from when systemd answered: they go, and nothing is said to
+    have been stopped, since nothing could be running under an offline user manager."""
+    log = tmp_path / "systemctl.log"
+    fake_systemctl(bin_dir, log)
+    assert invoke(home, bin_dir, "install", "--platform", "hermes").exit_code == 0
+    fake_systemctl(bin_dir, log, rc=1)
+    gone = invoke(home, bin_dir, "uninstall")
+    assert gone.exit_code == 0, gone.output
+    assert "stopped and disabled" not in gone.output
+    assert "no systemd user session here, so no unit was running" in gone.output
+    assert "install again" not in gone.output  # Hermes's install hint is not for an uninstall
+    assert not (home / ".config" / "systemd" / "user" / services.CAPTURE_UNIT).exists()
+    assert "disable" not in log.read_text("utf-8")
 
 
 def test_coldpath_unit_is_not_written_when_the_cold_path_is_disabled(
@@ -133,7 +154,7 @@ def test_dry_run_prints_a_diff_and_writes_nothing(
         assert path.read_text("utf-8") == text
     assert not (home / ".config" / "systemd").exists()
     assert not (home / ".local" / "state").exists()
-    assert not log.exists()
+    assert log.read_text("utf-8").splitlines() == ["--user show-environment"]  # a question only
 
 
 def test_malformed_config_exits_1_after_installing_the_rest(home: Path, bin_dir: Path) -> None:
@@ -215,3 +236,17 @@ def test_real_install_and_uninstall_exit_1_naming_the_client_skipped_for_a_malfo
         assert "mcp-agents-memory" not in (home / ".claude.json").read_text("utf-8")
         installed = "memory-capture" in (home / ".codex" / "hooks.json").read_text("utf-8")
         assert installed == (action == "install"), action  # the other clients go on
+
+
+def test_install_says_when_the_commands_are_not_on_path_and_whether_new_shells_find_them(
+    home: Path, bin_dir: Path
+) -> None:
+    """pipx and uv put the commands in a dir that is often not on PATH yet."""
+    where = Path(sys.executable).parent  # where this venv's scripts are; PATH is bin_dir only
+    first = invoke(home, bin_dir, "install", "--platform", "grok")
+    assert "which is not on PATH: run `pipx ensurepath`" in first.output
+    (home / ".bashrc").write_text(f'export PATH="$PATH:{where}"\n', encoding="utf-8")
+    again = invoke(home, bin_dir, "install", "--platform", "grok")
+    assert f"new shells find memory-capture and mcp-agents-memory ({where} is on PATH" in (
+        again.output
+    )

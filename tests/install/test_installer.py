@@ -372,3 +372,28 @@ def test_codex_keeps_the_users_own_startup_grace(home: Path, make_installer) -> 
     assert "startup_timeout_sec = 30" in installed
     make_installer().run("uninstall", ("codex-cli",))
     assert config.read_text("utf-8") == original
+
+
+def test_files_install_created_are_never_backed_up(
+    home: Path, make_installer, tmp_path: Path
+) -> None:
+    """Backups keep the user's text; a file install created held ours alone, so neither a
+    later install that rewrites it nor the uninstall that removes it copies it."""
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"model": "opus"}\n', encoding="utf-8")
+    (home / ".codex").mkdir()
+    clients = ("claude-code", "codex-cli")
+    make_installer(stamp="20260101T000000").run("install", clients)
+    moved = Commands(tmp_path / "new" / "memory-capture", tmp_path / "new" / "mcp-agents-memory")
+    again = make_installer(commands=moved, stamp="20260101T000001").run("install", clients)
+    assert {c.path.name for c in again.changes} == {
+        "settings.json",
+        ".claude.json",
+        "hooks.json",
+        "config.toml",
+    }
+    make_installer(stamp="20260101T000002").run("uninstall", clients)
+    assert not (home / ".claude.json").exists() and not (home / ".codex" / "hooks.json").exists()
+    assert {b.name.split(BACKUP_TAG)[0] for b in backups(home)} == {"settings.json"}
+    assert len(backups(home)) == 3  # the user's own file, before each of the three runs

@@ -13,6 +13,8 @@ from agents_memory.store.knowledge import archive_memory
 from tests.owner.helpers import count, env_for, run
 from tests.search.helpers import add, mem
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def test_an_archived_memory_is_marked_in_search_and_restore_brings_it_back(
     tmp_path: Path, db_url: str, conn: psycopg.Connection[Any]
@@ -41,7 +43,7 @@ def test_restoring_an_unknown_or_active_memory_is_one_line_and_exit_1(
 ) -> None:
     (memory_id,) = add(conn, [mem("an active memory")])
     conn.commit()
-    env = env_for(db_url, tmp_path)
+    env = env_for(db_url, tmp_path, PYTHONPATH=str(ROOT))
 
     active = run("mcp-agents-memory", "restore", "--id", str(memory_id), env=env)
     unknown = run("mcp-agents-memory", "restore", "--id", "999999", env=env)
@@ -50,4 +52,24 @@ def test_restoring_an_unknown_or_active_memory_is_one_line_and_exit_1(
         1,
         f"error: memory {memory_id} is not archived",
     )
-    assert (unknown.returncode, unknown.stderr.strip()) == (1, "error: no memory with id 999999")
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip().startswith("error: no memory with id 999999: ")
+
+
+def test_restoring_a_forgotten_memory_says_forget_cannot_be_undone(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection[Any]
+) -> None:
+    """Archive and forget are two things: only the first has a way back, and restore says so."""
+    (memory_id,) = add(conn, [mem("the staging password is hunter2")])
+    conn.commit()
+    env = env_for(db_url, tmp_path, PYTHONPATH=str(ROOT))  # this checkout's code
+
+    forgotten = run("mcp-agents-memory", "forget", "--id", str(memory_id), "--yes", env=env)
+    restored = run("mcp-agents-memory", "restore", "--id", str(memory_id), env=env)
+
+    assert forgotten.returncode == 0, forgotten.stderr
+    assert restored.returncode == 1
+    error = restored.stderr.strip()
+    assert error.startswith(f"error: no memory with id {memory_id}: "), error
+    assert "forget cannot be undone" in error and "only archived memories can be restored" in error
+    assert len(error.splitlines()) == 1

@@ -12,6 +12,7 @@ from pydantic import Field
 from agents_memory.adapters import all_adapters, all_platforms
 from agents_memory.server import search_tool
 from agents_memory.server.tools.context import ServerContext, state_of
+from agents_memory.server.tools.text import Text
 
 ANNOTATIONS = ToolAnnotations(
     title="Search memory",
@@ -35,17 +36,17 @@ def register(server: MCPServer[Any]) -> None:
     def search_memory(
         ctx: ServerContext,
         query: Annotated[
-            str | None,
+            Text | None,
             Field(
                 description="What to look for, in any language. Omit to list the newest memories."
             ),
         ] = None,
         p_tag: Annotated[
-            str | None,
+            Text | None,
             Field(description="Only this project tag (aliases resolve to their project)."),
         ] = None,
         date_range: Annotated[
-            str | None,
+            Text | None,
             Field(
                 description="today, yesterday, last_week, last_month, N_days_ago, YYYY-MM-DD "
                 "(since that day) or a range A..B such as 2026-01-01..2026-02-01."
@@ -55,7 +56,7 @@ def register(server: MCPServer[Any]) -> None:
             Literal["user", "assistant"] | None,
             Field(description="Only what the user said, or only what agents answered."),
         ] = None,
-        agent_platform: Annotated[str | None, Field(description=platform_help())] = None,
+        agent_platform: Annotated[Text | None, Field(description=platform_help())] = None,
         device_scope: Annotated[
             Literal["global", "local"],
             Field(

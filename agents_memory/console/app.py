@@ -98,6 +98,10 @@ _FORM_PAGE: Final[dict[str, str | None]] = {
 request's form is on the page of its first path segment (``/knowledge/fact``: ``/knowledge``)."""
 
 
+_SHOWN_CHARS: Final = 1000
+"""An error longer than this is cut on the page (it must pass the input rule itself)."""
+
+
 def form_page(path: str) -> str | None:
     first = "/" + path.split("/")[1]
     return _FORM_PAGE.get(first, first)
@@ -121,7 +125,7 @@ async def page_with_error(request: Request, message: str) -> Response | None:
         **request.scope,
         "method": "GET",
         "path": path,
-        "query_string": urlencode({"failed": message}).encode(),
+        "query_string": urlencode({"failed": message[:_SHOWN_CHARS]}).encode(),
         "path_params": {},
     }
     try:

@@ -4,6 +4,7 @@ the member, the line and what was expected (exit 1, nothing written), not with
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -78,3 +79,18 @@ def test_a_bad_member_line_is_refused_in_one_line_naming_member_and_line(
     assert "nothing was imported" in line
     with psycopg.connect(empty_db_url) as conn:
         assert conn.execute("SELECT count(*) FROM memory").fetchone() == (0,)
+
+
+def test_a_manifest_nested_50k_deep_is_no_readable_manifest(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    deep = tmp_path / "deep.zip"
+    with zipfile.ZipFile(deep, "w") as archive:
+        archive.writestr("manifest.json", DEEP)
+
+    refused = run(machine_env(tmp_path / "b", empty_db_url), "import", str(deep))
+
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"error: {deep} is not an export bundle (no readable manifest.json)"
+    )

@@ -60,7 +60,7 @@ async def run_stdio(server: MCPServer[Any]) -> None:
     lowlevel = server._lowlevel_server  # what run_stdio_async serves; no public accessor
     async with stdio_server() as (lines, replies):
         send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        async with anyio.create_task_group() as tasks:
+        async with receive, anyio.create_task_group() as tasks:
             tasks.start_soon(_screen, lines, send, replies)
             await lowlevel.run(receive, replies, lowlevel.create_initialization_options())
             tasks.cancel_scope.cancel()

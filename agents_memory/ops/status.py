@@ -76,8 +76,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
     status = CaptureStatus(
         device=settings.device_name, daemon_pid=running_pid(pid_file), database="?"
     )
-    for adapter in catalog.adapters:
-        status.platforms[adapter.name] = PlatformStatus()
+    status.platforms = {adapter.name: PlatformStatus() for adapter in catalog.adapters}
     from agents_memory.install.installer import installed_entries
 
     status.installed = installed_entries(catalog.home)

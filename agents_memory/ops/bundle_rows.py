@@ -28,14 +28,14 @@ class BundleRow(dict[str, Any]):
 
     def __missing__(self, key: str) -> Any:
         raise BundleError(
-            f"bundle member {self.member}, line {self.line}: the row has no {key!r} field, "
+            f"bundle member {self.member} line {self.line}: the row has no {key!r} field, "
             f"which the import needs; {_NOTHING}"
         )
 
 
 def parse_row(member: str, line: int, raw: bytes) -> BundleRow | None:
     """Line ``line`` of ``member`` (its bytes) as a row; ``None`` for a blank line."""
-    where = f"bundle member {member}, line {line}"
+    where = f"bundle member {member} line {line}"
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -176,8 +176,8 @@ def spool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        (second_line(b'{"external_uuid": '), "memory.jsonl, line 2"),
-        (second_line(DEEP), "memory.jsonl, line 2"),
+        (second_line(b'{"external_uuid": '), "memory.jsonl line 2"),
+        (second_line(DEEP), "memory.jsonl line 2"),
         (without_key("external_uuid"), "external_uuid"),
     ],
     ids=["bad-json-line", "nested-50k-deep", "missing-key"],

@@ -33,27 +33,27 @@ CASES: dict[str, tuple[str, Callable[[bytes], bytes], tuple[str, ...]]] = {
     "bad-json-line": (
         "memory.jsonl",
         second_line(b'{"external_uuid": '),
-        ("bundle member memory.jsonl, line 2", "not valid JSON", "expected one JSON object"),
+        ("bundle member memory.jsonl line 2", "not valid JSON", "expected one JSON object"),
     ),
     "missing-key": (
         "memory.jsonl",
         without_key("external_uuid"),
-        ("bundle member memory.jsonl, line 2", "no 'external_uuid' field"),
+        ("bundle member memory.jsonl line 2", "no 'external_uuid' field"),
     ),
     "nested-50k-deep": (
         "memory.jsonl",
         second_line(DEEP),
-        ("bundle member memory.jsonl, line 2", "nested too deeply"),
+        ("bundle member memory.jsonl line 2", "nested too deeply"),
     ),
     "not-an-object": (
         "users.jsonl",
         lambda data: data + b"[1, 2]\n",
-        ("bundle member users.jsonl, line", "a JSON list where a JSON object was expected"),
+        ("bundle member users.jsonl line", "a JSON list where a JSON object was expected"),
     ),
     "not-utf8": (
         "memory.jsonl",
         second_line(b'{"message": "\xff"}'),
-        ("bundle member memory.jsonl, line 2", "not UTF-8"),
+        ("bundle member memory.jsonl line 2", "not UTF-8"),
     ),
 }
 

@@ -67,8 +67,16 @@ class DateRange:
 def parse_date_range(text: str, now: datetime) -> DateRange:
     """Parse ``text`` relative to ``now`` (an aware datetime; a naive one is taken as local).
 
-    Raises :class:`ValueError` naming the accepted forms when ``text`` is not one of them.
+    Raises :class:`ValueError` naming the accepted forms when ``text`` is not one of them
+    (a day past the calendar's end, such as the day after 9999-12-31, too).
     """
+    try:
+        return _parse_date_range(text, now)
+    except OverflowError:
+        raise _bad(text, "it reaches past the last day the calendar holds") from None
+
+
+def _parse_date_range(text: str, now: datetime) -> DateRange:
     now = now if now.tzinfo is not None else now.astimezone()
     raw = text.strip()
     if ".." in raw:

@@ -1,6 +1,7 @@
 """Finding transcript files: which adapter owns a path, and every transcript under the roots.
 
-A directory under a root that cannot be listed, or a transcript that cannot be opened, is not
+A directory under a root that cannot be listed, a transcript that cannot be opened, or a path
+named like a transcript that is no regular file (a FIFO, a link to a device), is not
 skipped in silence: :meth:`Catalog.transcripts` hands it, with the reason, to the caller's
 ``unreadable`` list (``backfill`` and ``status`` show it; the daemon logs it), and finds it
 again on the next walk once it is readable.
@@ -9,6 +10,7 @@ again on the next walk once it is readable.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -80,12 +82,43 @@ class Catalog:
                     if threshold is not None and _mtime(path) < threshold:
                         continue
                     seen.add(path)
+                    other = _not_a_file(path)
+                    if other is not None:
+                        if unreadable is not None:
+                            unreadable.append(Unreadable(path, other, adapter.name))
+                        continue
                     if not os.access(path, os.R_OK):
                         reason = _reason(path)
                         if unreadable is not None and reason is not None:
                             unreadable.append(Unreadable(path, reason, adapter.name))
                         continue
                     yield path, adapter
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path`` is skipped although it is named like a transcript: what it is (through a
+    symbolic link: what the link points at), when that is not a regular file. Reading a FIFO
+    blocks and a device never ends, so neither is opened. ``None`` for a regular file, and
+    for a path that is gone (left to :func:`_reason`)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    if path.is_symlink():
+        kind = f"a link to {os.path.realpath(path)}, {kind}"
+    return f"{kind}, not a regular file: skipped"
 
 
 def _unreadable(exc: OSError, platform: str) -> Unreadable:

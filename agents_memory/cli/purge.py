@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import click
 
-from agents_memory.cli.common import human_bytes
 from agents_memory.config import Settings
 from agents_memory.install.installer import Installer
 from agents_memory.ops import purge
+from agents_memory.ops.units import human_bytes
 
 
 def ask(settings: Settings, *, yes: bool, dry_run: bool) -> list[purge.Target] | None:

@@ -10,14 +10,15 @@ import shutil
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import BaseRoute, Mount
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from agents_memory.console.context import Console
@@ -33,7 +34,7 @@ from agents_memory.console.pages import (
     transfer,
 )
 from agents_memory.console.security import Guard, GuardMiddleware
-from agents_memory.errors import AgentsMemoryError
+from agents_memory.errors import AgentsMemoryError, first_line
 from agents_memory.masking import mask
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,9 @@ def create_app(console: Console, guard: Guard) -> Starlette:
         return PlainTextResponse(str(exc.detail), status_code=exc.status_code)
 
     async def failed(request: Request, exc: Exception) -> Response:
-        return PlainTextResponse(mask(f"error: {exc}", secrets_), status_code=400)
+        message = mask(str(exc), secrets_)
+        shown = await page_with_error(request, message)
+        return shown or PlainTextResponse(f"error: {message}", status_code=400)
 
     app = Starlette(
         routes=routes(),
@@ -79,6 +82,60 @@ def create_app(console: Console, guard: Guard) -> Starlette:
     )
     app.state.console = console
     return app
+
+
+_FORM_PAGE: Final[dict[str, str | None]] = {
+    "/export": "/transfer",
+    "/import": "/transfer",
+    "/session": "/search",
+    "/turn": "/search",
+    "/pause": "/",
+    "/resume": "/",
+    "/restore": "/knowledge",
+    "/live": None,
+}
+"""Requests whose form is on another page (``None``: no page, a plain 400); any other
+request's form is on the page of its first path segment (``/knowledge/fact``: ``/knowledge``)."""
+
+
+_SHOWN_CHARS: Final = 1000
+"""An error longer than this is cut on the page (it must pass the input rule itself)."""
+
+
+def form_page(path: str) -> str | None:
+    first = "/" + path.split("/")[1]
+    return _FORM_PAGE.get(first, first)
+
+
+async def page_with_error(request: Request, message: str) -> Response | None:
+    """The page holding the form of ``request``, shown with ``message`` as its error (HTTP
+    400); ``None`` when there is no such page or it cannot be shown either."""
+    path = form_page(request.url.path)
+    endpoint = next(
+        (
+            route.endpoint
+            for route in request.app.routes
+            if isinstance(route, Route) and route.path == path and "GET" in (route.methods or ())
+        ),
+        None,
+    )
+    if endpoint is None:
+        return None
+    scope = {
+        **request.scope,
+        "method": "GET",
+        "path": path,
+        "query_string": urlencode({"failed": message[:_SHOWN_CHARS]}).encode(),
+        "path_params": {},
+    }
+    try:
+        response = await endpoint(Request(scope, request.receive))
+    except Exception as exc:  # the error page must not fail in turn
+        log.warning("cannot show %s with its error: %s", path, first_line(exc))
+        return None
+    assert isinstance(response, Response)
+    response.status_code = 400
+    return response
 
 
 def bind(port: int) -> socket.socket:

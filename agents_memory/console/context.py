@@ -17,6 +17,7 @@ from starlette.responses import HTMLResponse
 
 from agents_memory.capture.discovery import Catalog
 from agents_memory.config import Settings
+from agents_memory.console.inputs import check_encoded
 from agents_memory.ops.units import human_bytes
 from agents_memory.server.state import ServerState
 
@@ -99,6 +100,9 @@ NAV = (
 
 
 def console_from(request: Request) -> Console:
+    """The console serving ``request``, once its query string passes the input rule
+    (:mod:`agents_memory.console.inputs`; a :class:`BadInput` otherwise)."""
+    check_encoded(request.scope.get("query_string", b""))
     console = request.app.state.console
     assert isinstance(console, Console)
     return console

@@ -14,13 +14,20 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 
+from agents_memory.console.inputs import BadInput, check_encoded, check_fields
 from agents_memory.daterange import period_bound
 from agents_memory.errors import OwnerRequestError
 
 
 async def change_form(request: Request) -> FormData:
     """The form of a change, once its CSRF token is checked (403 otherwise). The guard has
-    already checked the session and the origin."""
+    already checked the session and the origin. Then every field passes the input rule
+    (:mod:`agents_memory.console.inputs`; a :class:`BadInput` otherwise): an encoded form as
+    sent, before its undecodable bytes are replaced, and any form as parsed."""
+    encoded = request.headers.get("content-type", "").startswith(
+        "application/x-www-form-urlencoded"
+    )
+    raw = await request.body() if encoded else b""
     form = await request.form()
     expected = request.scope.get("csrf")
     given = form.get("csrf") or request.headers.get("x-csrf-token") or ""
@@ -30,6 +37,12 @@ async def change_form(request: Request) -> FormData:
     if not hmac.compare_digest(given.encode(), str(expected).encode()):
         await form.close()
         raise HTTPException(403, "refused: wrong CSRF token")
+    try:
+        check_encoded(raw)
+        check_fields((k, v) for k, v in form.multi_items() if isinstance(v, str))
+    except BadInput:
+        await form.close()
+        raise
     return form
 
 

@@ -25,7 +25,6 @@ bundle therefore reports everything present and changes nothing.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import time
 import zipfile
@@ -42,6 +41,7 @@ from agents_memory.embeddings import embedding_spec
 from agents_memory.errors import BundleError
 from agents_memory.gitinfo import GitInfo
 from agents_memory.ops import bundle_format as fmt
+from agents_memory.ops.bundle_rows import parse_row
 from agents_memory.store import bundle_import as store
 from agents_memory.store import database, entry, migrate, vectors
 from agents_memory.store.memories import notify_new_memories
@@ -92,7 +92,7 @@ def check_bundle(path: Path) -> Manifest:
     with zipfile.ZipFile(path) as archive:
         try:
             data = json.loads(archive.read(fmt.MANIFEST))
-        except (KeyError, ValueError):
+        except (KeyError, ValueError, RecursionError):
             raise BundleError(
                 f"{path} is not an export bundle (no readable manifest.json)"
             ) from None
@@ -209,10 +209,12 @@ class _Import:
             merged.conflict_keys = []
 
     def _rows(self, table: str) -> Iterator[dict[str, Any]]:
-        with self.archive.open(fmt.member(table)) as raw:
-            for line in io.TextIOWrapper(raw, encoding="utf-8"):
-                if line.strip():
-                    yield json.loads(line)
+        name = fmt.member(table)
+        with self.archive.open(name) as raw:
+            for number, line in enumerate(raw, 1):
+                row = parse_row(name, number, line)
+                if row is not None:
+                    yield row
 
     def _small(self, table: str, merged: store.Merged, progress: fmt.Progress | None) -> None:
         total = self.manifest.count(table)

@@ -50,6 +50,9 @@ class CaptureStatus:
     (each also a problem)."""
     paused: str | None = None
     """``memory capture is paused (…)`` while a pause holds on this device."""
+    bad_records: list[dict[str, Any]] = field(default_factory=list)
+    """Transcripts with records capture skipped: ``path``, ``platform``, ``count``,
+    ``last_issue`` (why the last one was skipped); each also a problem."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,8 +76,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
     status = CaptureStatus(
         device=settings.device_name, daemon_pid=running_pid(pid_file), database="?"
     )
-    for adapter in catalog.adapters:
-        status.platforms[adapter.name] = PlatformStatus()
+    status.platforms = {adapter.name: PlatformStatus() for adapter in catalog.adapters}
     from agents_memory.install.installer import installed_entries
 
     status.installed = installed_entries(catalog.home)
@@ -122,6 +124,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
         if size is not None and size > cursor.offset:
             item.lag_bytes += size - cursor.offset
             item.files_behind += 1
+    _name_bad_records(status, tracked)
     for name, count in rows.items():
         status.platforms.setdefault(str(name), PlatformStatus()).rows = int(count)
     if status.daemon_pid is None:
@@ -130,3 +133,23 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
             "(or `memory-capture install` for the service)"
         )
     return status
+
+
+def _name_bad_records(status: CaptureStatus, tracked: list[cursor_store.Cursor]) -> None:
+    """Each file with skipped records, by name, with how many and why the last one was."""
+    for cursor in sorted(tracked, key=lambda c: c.path):
+        if not cursor.issues:
+            continue
+        why = cursor.last_issue or "no reason kept"
+        status.bad_records.append(
+            {
+                "path": cursor.path,
+                "platform": cursor.platform,
+                "count": cursor.issues,
+                "last_issue": why,
+            }
+        )
+        records = "record" if cursor.issues == 1 else "records"
+        status.problems.append(
+            f"{cursor.platform}: {cursor.path}: {cursor.issues} bad {records} skipped (last: {why})"
+        )

@@ -17,12 +17,14 @@ from contextlib import asynccontextmanager
 from types import FrameType
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.recall.brief import BriefRequest, build_brief
 from agents_memory.server.state import ServerState, open_state
+from agents_memory.server.stdio import run_stdio
 from agents_memory.server.tools import register_tools
 
 log = logging.getLogger(__name__)
@@ -98,7 +100,7 @@ def serve(
             )
         else:
             _end_on_signals(state)
-            server.run()
+            anyio.run(run_stdio, server)
     except AgentsMemoryError:
         raise
     finally:

@@ -96,7 +96,11 @@ def _status_until(fresh: Home, wanted: str, timeout: float = 60) -> str:
     deadline = time.monotonic() + timeout
     while True:
         line = next(
-            (x for x in fresh.run("memory-capture", "status").stdout.splitlines() if "background worker" in x),
+            (
+                x
+                for x in fresh.run("memory-capture", "status").stdout.splitlines()
+                if "background worker" in x
+            ),
             "",
         )
         if wanted in line or time.monotonic() > deadline:

@@ -108,3 +108,10 @@ def test_short_spans_months_and_their_ranges(
 def test_an_impossible_month_says_why() -> None:
     with pytest.raises(ValueError, match=r"not a real month.*7d, 2w"):
         parse_date_range("2025-13", NOW)
+
+
+def test_a_day_past_the_calendars_end_is_a_value_error_not_an_overflow() -> None:
+    now = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    for text in ("..9999-12-31", "9999-12-31..9999-12-31"):
+        with pytest.raises(ValueError, match="past the last day"):
+            parse_date_range(text, now)

@@ -3,6 +3,7 @@ dry run's report (:mod:`agents_memory.ops.importer`), then import it."""
 
 from __future__ import annotations
 
+import re
 import secrets
 import shutil
 import tempfile
@@ -25,6 +26,8 @@ from agents_memory.ops.importer import ImportReport, import_bundle
 
 MAX_UPLOAD: Final = 2 * 1024**3
 _CHUNK: Final = 1024 * 1024
+_KEY: Final = re.compile(r"[0-9a-f]{32}")
+"""What :func:`upload` names a kept bundle by (``secrets.token_hex(16)``)."""
 
 
 async def transfer_page(request: Request) -> Response:
@@ -56,9 +59,11 @@ async def download(request: Request) -> Response:
     )
     try:
         await run_in_threadpool(export, console.settings, job, now=now, progress=None)
-    except AgentsMemoryError as exc:
-        shutil.rmtree(folder, ignore_errors=True)
-        return back("/transfer", failed=str(exc))
+    except BaseException as exc:
+        shutil.rmtree(folder, ignore_errors=True)  # on every failure, not only ours
+        if isinstance(exc, AgentsMemoryError):
+            return back("/transfer", failed=str(exc))
+        raise
     return FileResponse(
         job.path,
         media_type="application/zip",
@@ -91,14 +96,19 @@ async def upload(request: Request) -> Response:
 
 
 async def _save(bundle: UploadFile, path: Path) -> bool:
-    """Copy the upload to ``path``; ``False`` (and nothing kept) when it is too large."""
+    """Copy the upload to ``path``; ``False`` (and nothing kept) when it is too large or the
+    copy fails."""
     size = 0
-    with path.open("wb") as out:
-        while chunk := await bundle.read(_CHUNK):
-            size += len(chunk)
-            if size > MAX_UPLOAD:
-                break
-            out.write(chunk)
+    try:
+        with path.open("wb") as out:
+            while chunk := await bundle.read(_CHUNK):
+                size += len(chunk)
+                if size > MAX_UPLOAD:
+                    break
+                out.write(chunk)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
     if size > MAX_UPLOAD:
         path.unlink()
         return False
@@ -110,7 +120,7 @@ async def apply_upload(request: Request) -> Response:
     form = await change_form(request)
     key = text(form, "upload") or ""
     path = _uploads(console) / f"{key}.zip"
-    if not key.isalnum() or not path.is_file():
+    if not _KEY.fullmatch(key) or not path.is_file():
         return back("/transfer", failed="that upload is gone: upload the bundle again")
     return await _run_import(request, console, path, key, dry_run=False)
 
@@ -118,15 +128,15 @@ async def apply_upload(request: Request) -> Response:
 async def _run_import(
     request: Request, console: Console, path: Path, key: str, *, dry_run: bool
 ) -> Response:
+    kept = False
     try:
         report: ImportReport = await run_in_threadpool(
             lambda: import_bundle(console.settings, path, home=console.home, dry_run=dry_run)
         )
-    except AgentsMemoryError as exc:
-        path.unlink(missing_ok=True)
-        return back("/transfer", failed=str(exc))
-    if not dry_run:
-        path.unlink(missing_ok=True)
+        kept = dry_run  # only a checked bundle waits for its import
+    finally:  # a refused bundle is shown on the page with its reason (HTTP 400)
+        if not kept:
+            path.unlink(missing_ok=True)
     return console.render(
         request,
         "transfer.html",

@@ -12,6 +12,7 @@ from pydantic import Field
 from agents_memory.adapters import all_adapters, platform_for_client
 from agents_memory.server import knowledge_tools
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
+from agents_memory.server.tools.text import Text
 
 # Agents never destroy memory: update keeps the old text in history, remove archives.
 KNOWLEDGE_ANNOTATIONS = ToolAnnotations(
@@ -70,22 +71,22 @@ def _register_manage_knowledge(server: MCPServer[Any]) -> None:
             ),
         ] = "memory",
         content: Annotated[
-            str | None, Field(description="The text (add/update). Write it as a standalone fact.")
+            Text | None, Field(description="The text (add/update). Write it as a standalone fact.")
         ] = None,
         memory_id: Annotated[
             int | None,
             Field(description="The memory's id from search_memory (update/remove of a memory)."),
         ] = None,
-        agent_model: Annotated[str | None, Field(description="Your model id, if known.")] = None,
+        agent_model: Annotated[Text | None, Field(description="Your model id, if known.")] = None,
         slot: Annotated[
-            str | None,
+            Text | None,
             Field(
                 description="add: a name for the fact (e.g. db.staging.port); the new value "
                 "replaces the slot's previous one, which stays in history."
             ),
         ] = None,
         expires: Annotated[
-            str | None,
+            Text | None,
             Field(description="add: stop showing the fact after 7d, 12h or a date (2026-03-01)."),
         ] = None,
     ) -> knowledge_tools.KnowledgeResult:
@@ -110,15 +111,15 @@ def _register_save_message(server: MCPServer[Any], captured: Collection[str]) ->
     def save_message(
         ctx: ServerContext,
         role: Annotated[Literal["user", "assistant"], Field(description="Who said it.")],
-        message: Annotated[str, Field(description="The turn's full text.")],
-        agent_model: Annotated[str | None, Field(description="Your model id.")] = None,
+        message: Annotated[Text, Field(description="The turn's full text.")],
+        agent_model: Annotated[Text | None, Field(description="Your model id.")] = None,
         agent_platform: Annotated[
-            str | None, Field(description="Your client's name if the server cannot tell.")
+            Text | None, Field(description="Your client's name if the server cannot tell.")
         ] = None,
-        session_id: Annotated[str | None, Field(description="Your session id, if any.")] = None,
+        session_id: Annotated[Text | None, Field(description="Your session id, if any.")] = None,
         subagent: Annotated[bool, Field(description="true when a subagent speaks.")] = False,
-        subagent_model: Annotated[str | None, Field(description="The subagent's model.")] = None,
-        subagent_role: Annotated[str | None, Field(description="The subagent's role.")] = None,
+        subagent_model: Annotated[Text | None, Field(description="The subagent's model.")] = None,
+        subagent_role: Annotated[Text | None, Field(description="The subagent's role.")] = None,
     ) -> knowledge_tools.SaveResult:
         platform = platform_for_client(agent_platform) or client_platform(ctx)
         return knowledge_tools.save_message(

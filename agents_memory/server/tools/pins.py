@@ -6,11 +6,12 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from agents_memory.adapters import all_platforms
 from agents_memory.server import pins_tool
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
+from agents_memory.server.tools.text import Text, checked_text
 
 ANNOTATIONS = ToolAnnotations(
     title="Task pins between agents",
@@ -44,22 +45,23 @@ def register(server: MCPServer[Any]) -> None:
             ),
         ],
         to: Annotated[
-            str | None,
+            Text | None,
             Field(description=to_help()),
         ] = None,
         title: Annotated[
-            str | None, Field(description="create: one line saying what to do.")
+            Text | None, Field(description="create: one line saying what to do.")
         ] = None,
         payload: Annotated[
-            dict[str, Any] | list[Any] | str | None,
+            dict[str, Any] | list[Any] | Text | None,
+            AfterValidator(checked_text),  # the strings inside an object or list too
             Field(description="create: details the recipient needs (files, commands, context)."),
         ] = None,
         from_agent: Annotated[
-            str | None,
+            Text | None,
             Field(description="create: who asks (default: your client's name)."),
         ] = None,
         project: Annotated[
-            str | None,
+            Text | None,
             Field(
                 description="create: the project (default: this directory's project); query: "
                 "only this project's pins."
@@ -77,7 +79,7 @@ def register(server: MCPServer[Any]) -> None:
             ),
         ] = None,
         note: Annotated[
-            str | None,
+            Text | None,
             Field(description="update: what happened (required for done and failed)."),
         ] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="query: at most this many.")] = 20,

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from agents_memory.server import read_tool
 from agents_memory.server.tools.context import ServerContext, state_of
+from agents_memory.server.tools.text import Text
 
 ANNOTATIONS = ToolAnnotations(
     title="Read around a memory",
@@ -29,7 +30,7 @@ def register(server: MCPServer[Any]) -> None:
             Field(description="A search_memory result's id: read the turns around it."),
         ] = None,
         session_id: Annotated[
-            str | None,
+            Text | None,
             Field(
                 description="A search_memory result's session_id, without memory_id: read the "
                 "session from its first turn."

@@ -13,6 +13,7 @@ from pydantic.json_schema import SkipJsonSchema
 from agents_memory.adapters import all_adapters, all_platforms
 from agents_memory.server import search_tool
 from agents_memory.server.tools.context import ServerContext, state_of
+from agents_memory.server.tools.text import Text
 
 ANNOTATIONS = ToolAnnotations(
     title="Search memory",
@@ -24,20 +25,20 @@ ANNOTATIONS = ToolAnnotations(
 
 
 Project = Annotated[
-    str | None, Field(description="Only this project (an alias finds its project).")
+    Text | None, Field(description="Only this project (an alias finds its project).")
 ]
 Since = Annotated[
-    str | None,
+    Text | None,
     Field(
         description="Only from the start of this day or period: today, yesterday, last_week, "
         "last_month, N_days_ago, 7d, YYYY-MM-DD or YYYY-MM."
     ),
 ]
 Until = Annotated[
-    str | None,
+    Text | None,
     Field(description="Only up to the end of this day or period (same forms as since)."),
 ]
-OldName = SkipJsonSchema[str | None]
+OldName = SkipJsonSchema[Text | None]
 """An argument's older name (``p_tag``, ``date_range``, ``agent_platform``): still accepted
 for one release, left out of the tool's schema."""
 
@@ -55,7 +56,7 @@ def register(server: MCPServer[Any]) -> None:
     def search_memory(
         ctx: ServerContext,
         query: Annotated[
-            str | None,
+            Text | None,
             Field(
                 description="What to look for, in any language. Omit to list the newest memories."
             ),
@@ -67,7 +68,7 @@ def register(server: MCPServer[Any]) -> None:
             Literal["user", "assistant"] | None,
             Field(description="Only what the user said, or only what agents answered."),
         ] = None,
-        platform: Annotated[str | None, Field(description=platform_help())] = None,
+        platform: Annotated[Text | None, Field(description=platform_help())] = None,
         device_scope: Annotated[
             Literal["global", "local"],
             Field(

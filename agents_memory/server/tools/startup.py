@@ -10,6 +10,7 @@ from pydantic import Field
 
 from agents_memory.recall.brief import BriefRequest, build_brief
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
+from agents_memory.server.tools.text import Text
 from agents_memory.store.knowledge import latest_model
 
 ANNOTATIONS = ToolAnnotations(
@@ -42,7 +43,7 @@ def register(server: MCPServer[Any]) -> None:
             ),
         ] = True,
         agent_model: Annotated[
-            str | None,
+            Text | None,
             Field(
                 description="Your model id, if you know it (e.g. claude-opus-4-6); picks your own "
                 "recent turns."

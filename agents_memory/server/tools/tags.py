@@ -10,6 +10,7 @@ from pydantic import Field
 
 from agents_memory.server import tags_tool
 from agents_memory.server.tools.context import ServerContext, state_of
+from agents_memory.server.tools.text import Text
 
 ANNOTATIONS = ToolAnnotations(
     title="Project tag decisions",
@@ -43,14 +44,14 @@ def register(server: MCPServer[Any]) -> None:
             Field(description="apply_recommendations: the new-tag ids the user was shown."),
         ] = None,
         source: Annotated[
-            str | None,
+            Text | None,
             Field(description="set_alias / unset_alias: the tag that is (or was) an alias."),
         ] = None,
         target: Annotated[
-            str | None, Field(description="set_alias: the project tag it is another name for.")
+            Text | None, Field(description="set_alias: the project tag it is another name for.")
         ] = None,
         reason: Annotated[
-            str | None, Field(description="reject_*: why, in the user's words (kept).")
+            Text | None, Field(description="reject_*: why, in the user's words (kept).")
         ] = None,
     ) -> tags_tool.TagsResult:
         """Record the user's decisions on project tags: the brief's "Pending tag questions"

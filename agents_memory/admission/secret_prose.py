@@ -114,7 +114,18 @@ def secret_like(value: str, *, strong: bool) -> bool:
         return looks_random(value) and len(value) >= 16  # a word, a name, a file, an address
     if _NUMBERISH.fullmatch(value):
         return value.isdigit() and len(value) >= 6 and strong  # not a version, date or size
-    return _classes(value) >= 2 if strong else len(value) >= 16 and looks_random(value)
+    if strong:
+        return _classes(value) >= 2
+    return (len(value) >= 16 and looks_random(value)) or (len(value) >= 10 and _mixed(value))
+
+
+def _mixed(value: str) -> bool:
+    """Lower case, upper case and digits: "HomeNet2026!xyz", not "Ctrl+Shift+P"."""
+    return (
+        any(c.islower() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.isdigit() for c in value)
+    )
 
 
 def _elsewhere(value: str) -> bool:
@@ -145,7 +156,7 @@ def _value_at(text: str, pos: int, *, spaces: bool) -> tuple[int, int] | None:
 
 # --- English ---------------------------------------------------------------------------------
 
-_EN_QUALIFIER: Final = r"(?:[ \t]++(?:for|of|on|at|from|in|to)(?:[ \t]++[^\s,;!?]{1,40}+){1,4}?)?"
+_EN_QUALIFIER: Final = r"(?:[ \t]++(?:for|of|on|at|from|in|to)(?:[ \t]++[^\s,;:!?]{1,40}+){1,4}?)?"
 _EN_COPULA: Final = (
     r"(?:is|was|are|were|will[ \t]++be|should[ \t]++be|must[ \t]++be|has[ \t]++been"
     r"|have[ \t]++been|had[ \t]++been|got|gets)"
@@ -159,6 +170,7 @@ _EN_LINK: Final = re.compile(
     r"|[—–])[ \t]++",
     re.IGNORECASE,
 )
+_EN_QUALIFIED_COLON: Final = re.compile(_EN_QUALIFIER[:-1] + r"[ \t]*+:[ \t]++")  # "X for Y: v"
 _EN_VERBS: Final = wordset(
     "use using try with enter type paste pass here's heres it's gave give got sent send my our your"
 )
@@ -168,13 +180,13 @@ _EN_NAME_WORDS: Final = wordset(
     "credential credentials creds apikey"
 )
 _CONNECTION: Final = re.compile(r"(?i)connection[ \t]++string")
-_NAME_BEFORE: Final = re.compile(r"[A-Za-z][\w-]{0,30}+[ \t]++$")
 _TO_LINK: Final = re.compile(r"[ \t]++(?:to|as)[ \t]++")
 _VERB_LINK: Final = re.compile(r"[ \t]*+:?[ \t]*+")
 
 
 def _english(text: str, start: int) -> Iterator[tuple[int, int, str]]:
-    """The value a name (around ``start``) introduces, if any."""
+    """The value a name (around ``start``) introduces, if any. The link and the value are
+    looked at first (most names in code have neither), the words before the name last."""
     lo = start
     while lo > 0 and (text[lo - 1].isalpha() and text[lo - 1].isascii()):
         lo -= 1
@@ -183,32 +195,26 @@ def _english(text: str, start: int) -> Iterator[tuple[int, int, str]]:
         hi += 1
     word = text[lo:hi].lower()
     connection = _CONNECTION.match(text, lo)
-    judged: tuple[str, bool] | None
     if connection is not None:
-        hi, judged = connection.end(), ("credentials", True)
-    elif word in _EN_NAME_WORDS:
-        before = _NAME_BEFORE.search(text, max(0, lo - 32), lo)
-        judged = _en_kind(word, before.group().strip() if before else "")
-    else:
+        hi = connection.end()
+    elif word not in _EN_NAME_WORDS:
         return
-    if judged is None:
-        return
-    kind, strong = judged
-    spaces = word.startswith("passphrase")
-    # the value is judged before the words in front of the name are (the costlier test)
     verbs: frozenset[str] | None = None
-    link = _EN_LINK.match(text, hi)
+    link = _EN_LINK.match(text, hi) or _EN_QUALIFIED_COLON.match(text, hi)
     if link is None:
         link, verbs = _TO_LINK.match(text, hi), _EN_SET_VERBS  # "I set the Redis password to X"
     if link is None:
         link, verbs = _VERB_LINK.match(text, hi), _EN_VERBS  # "use token X for the bot"
         if link is None or link.end() == hi:
             return
-    span = _value_at(text, link.end(), spaces=spaces)
-    if span is None or not secret_like(text[span[0] : span[1]], strong=strong):
+    span = _value_at(text, link.end(), spaces=word.startswith("passphrase"))
+    if span is None:
+        return
+    judged = ("credentials", True) if connection is not None else _en_kind(word, text, lo)
+    if judged is None or not secret_like(text[span[0] : span[1]], strong=judged[1]):
         return
     if verbs is None or _verb_before(text, lo, verbs):
-        yield span[0], span[1], kind
+        yield span[0], span[1], judged[0]
 
 
 def _verb_before(text: str, lo: int, verbs: frozenset[str]) -> bool:
@@ -225,9 +231,13 @@ def _verb_before(text: str, lo: int, verbs: frozenset[str]) -> bool:
     return False
 
 
-def _en_kind(word: str, before: str) -> tuple[str, bool] | None:
+def _en_kind(word: str, text: str, lo: int) -> tuple[str, bool] | None:
+    """The kind the name ``word`` (at ``lo``) says, read with the word before it ("API key",
+    "public key", "max tokens"), and whether the name alone is enough."""
     if word.startswith("cred"):
         return "credentials", True
+    words = text[max(0, lo - 32) : lo].split() if lo and text[lo - 1] in " \t" else []
+    before = words[-1] if words and words[-1][:1].isalpha() else ""
     singular = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
     judged = assignment_kind(f"{before} {singular}".strip())
     if judged is None and before:

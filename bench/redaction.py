@@ -308,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
             prose.prose_recall(redact, positives),
             prose.prose_negatives(redact, negatives),
             false_positives(redact, own),
+            prose.changed_lines(redact, own),
         )
     out = [header(_command(argv))]
     out.append(_report(results, samples, texts))
@@ -381,6 +382,8 @@ def _prose_rows(results: dict[str, tuple], labels: list[str]) -> list[list[str]]
     rows.append(["**prose recall, all**", *(_pct(total[lb]) for lb in labels)])
     rows.append(["prose negatives left unchanged", *(_pct(results[lb][5][:2]) for lb in labels)])
     own = {lb: results[lb][6] for lb in labels}
+    added = len(results[labels[-1]][7] - results[labels[0]][7])
+    lines = max(1, own[labels[-1]][1])
     rows.append(
         [
             "false positives on the project's own text, changed lines per 10,000",
@@ -388,6 +391,13 @@ def _prose_rows(results: dict[str, tuple], labels: list[str]) -> list[list[str]]
                 f"{1e4 * own[lb][0] / max(1, own[lb][1]):.2f} ({own[lb][0]}/{own[lb][1]:,})"
                 for lb in labels
             ),
+        ]
+    )
+    rows.append(
+        [
+            "… of them changed now and not before, per 10,000",
+            "—",
+            f"{1e4 * added / lines:.2f} ({added}/{lines:,})",
         ]
     )
     return rows

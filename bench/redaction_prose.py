@@ -79,6 +79,21 @@ def prose_negatives(redact: Redact, negatives: list[tuple[str, str]]) -> tuple[i
     return len(negatives) - len(changed), len(negatives), changed
 
 
+def changed_lines(redact: Redact, chunks: list[str]) -> set[tuple[int, int]]:
+    """``(chunk, line)`` of every line ``redact`` changes (to tell which rules changed it)."""
+    changed: set[tuple[int, int]] = set()
+    for i, chunk in enumerate(chunks):
+        out = redact(chunk)
+        if out == chunk:
+            continue
+        before, after = chunk.split("\n"), out.split("\n")
+        if len(before) != len(after):
+            changed |= {(i, j) for j in range(len(before))}
+            continue
+        changed |= {(i, j) for j, (a, b) in enumerate(zip(before, after, strict=True)) if a != b}
+    return changed
+
+
 def own_text() -> list[str]:
     """Chunks of 40 lines of the repository's own source and docs, its transcript fixtures and
     the shared fixtures (never the bench data)."""

@@ -76,7 +76,8 @@ SCREEN: Final = re.compile(
 _VALUE: Final = re.compile(
     r"(?:\"(?P<dq>[^\"\n]{4,200}+)\"|'(?P<sq>[^'\n]{4,200}+)'|`(?P<bq>[^`\n]{4,200}+)`"
     r"|“(?P<cq>[^”\n]{4,200}+)”|«(?P<gq>[^»\n]{4,200}+)»"
-    r"|(?P<uv>[^\s\"'`«»“”<>]{4,200}+))"
+    r"|\\{1,3}\"(?P<ev>[^\"\\\n]{4,200}+)\\{1,3}\""  # quoted inside a JSON string
+    r"|(?P<uv>(?:[^\s\"'`«»“”<>\\]|\\(?![nrt\"'\\])){4,200}+))"  # stops at a JSON escape
 )
 _TRAILING: Final = re.compile(r"(?:[.,;:!?)\]}]|[\uac00-\ud7a3]){1,8}$")
 _WORDISH: Final = re.compile(r"[^\W\d_]+(?:['’_-][^\W\d_]+)*+")

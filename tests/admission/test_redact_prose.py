@@ -27,6 +27,7 @@ POSITIVES = [
     ),
     ("I set the Redis password to R3dis_Pa55 in the compose file", "R3dis_Pa55", "password"),
     ("the password is `Backt1ck$Pass`.", "Backt1ck$Pass", "password"),
+    ('{"text": "the password is \\"hunter22X\\" ok"}', "hunter22X", "password"),  # raw JSON
     ("мой пароль Tr0ub4dor&3", "Tr0ub4dor&3", "password"),
     ("пароль от базы — hunter2!Db", "hunter2", "password"),
     ("пароль был изменён на Izmenen#5", "Izmenen#5", "password"),
@@ -63,6 +64,7 @@ NEGATIVES = [
     "Включить двухфакторную аутентификацию в настройках.",
     "패키지를 설치한 뒤 키보드 단축키를 설정하세요.",
     "비밀번호는 12자 이상이어야 합니다.",
+    "COLDPATH_LOCK_KEY = 0x636F6C6470617468",  # an advisory lock's number, not a key
 ]
 
 
@@ -84,6 +86,8 @@ def test_the_sentence_around_the_value_stays_readable() -> None:
         "use token [redacted:token] for the bot"
     )
     assert redact("비밀번호는 Tr0ub4dor&3입니다").text == "비밀번호는 [redacted:password]입니다"
+    raw = '{"text": "my password is Tr0ub4dor&3\\nnext line"}'  # a JSON escape ends it
+    assert redact(raw).text == '{"text": "my password is [redacted:password]\\nnext line"}'
 
 
 def test_doctor_asks_the_same_rule() -> None:

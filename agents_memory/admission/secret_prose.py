@@ -130,12 +130,18 @@ def _mixed(value: str) -> bool:
 
 
 def _elsewhere(value: str) -> bool:
-    """A word of Russian or Korean prose, a path, a variable, a flag, a URL without a user."""
+    """A word of Russian or Korean prose, a path, a variable, a flag; or a URL or a
+    ``NAME=value`` assignment, which the URL and assignment rules redact, keeping their
+    readable parts."""
     return (
         any(c.isalpha() and not c.isascii() for c in value)
         or value[0] in "/~.$%@#&*-"
-        or ("://" in value and "@" not in value)
+        or "://" in value
+        or _ASSIGNED.match(value) is not None
     )
+
+
+_ASSIGNED: Final = re.compile(r"[A-Za-z_][\w.-]{0,64}+=(?=[^=\s])")
 
 
 def _value_at(text: str, pos: int, *, spaces: bool) -> tuple[int, int] | None:

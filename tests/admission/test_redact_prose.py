@@ -86,6 +86,13 @@ def test_the_sentence_around_the_value_stays_readable() -> None:
         "use token [redacted:token] for the bot"
     )
     assert redact("비밀번호는 Tr0ub4dor&3입니다").text == "비밀번호는 [redacted:password]입니다"
+    key = "sk-proj-" + "Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7sU9wY1"
+    assert redact(f"my key is OPENAI_API_KEY={key} please").text == (
+        "my key is OPENAI_API_KEY=[redacted:openai_project_key] please"
+    )  # the assignment's name stays readable
+    assert redact("the connection string is postgres://app:Sup3rSecret@db:5432/app").text == (
+        "the connection string is postgres://app:[redacted:url_password]@db:5432/app"
+    )
     raw = '{"text": "my password is Tr0ub4dor&3\\nnext line"}'  # a JSON escape ends it
     assert redact(raw).text == '{"text": "my password is [redacted:password]\\nnext line"}'
 

@@ -41,9 +41,12 @@ def check_destination(path: Path, *, tree: bool, force: bool) -> None:
         raise BundleError(f"{path} already exists: pass --force to replace it")
 
 
-def make_private_dir(path: Path) -> None:
-    """Create ``path`` (one level: its parent must exist) ``0700``; an existing one is kept."""
+def make_private_dir(path: Path, *, ours: bool = False) -> None:
+    """Create ``path`` (one level: its parent must exist) ``0700``. An existing one is kept as
+    it is, unless it is ``ours`` (a folder of the export's own tree): then it is made ``0700``."""
     path.mkdir(mode=DIR_MODE, exist_ok=True)
+    if ours:
+        path.chmod(DIR_MODE)
 
 
 def open_private(path: Path, mode: Literal["w", "a"]) -> IO[str]:

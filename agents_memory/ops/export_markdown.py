@@ -131,7 +131,7 @@ def _open_session(
     day = first["message_at"].astimezone().strftime("%Y-%m-%d")
     name = first["session_id"] or first["agent_platform"]
     folder = root / project
-    make_private_dir(folder)
+    make_private_dir(folder, ours=True)
     path = folder / f"{day}-{_safe(name)[:80]}.md"
     heading = f"# {_inline(first['project'] or 'no project')} · {_inline(first['agent_platform'])}"
     heading += f" · session {_inline(first['session_id'])}" if first["session_id"] else f" · {day}"

@@ -113,10 +113,13 @@ def test_markdown_tree_is_private_and_rewritten_only_with_force(
     assert {_mode(p) for p in first} == {0o600}
 
     _refused(run(env, "export", str(tree), "--format", "markdown"), "not empty", "--force")
+    for path in tree.rglob("*"):  # as an older export left them
+        path.chmod(0o755 if path.is_dir() else 0o644)
     forced = run(env, "export", str(tree), "--format", "markdown", "--force")
     assert forced.returncode == 0, forced.stderr
     again = {p: p.read_text(encoding="utf-8") for p in tree.rglob("*.md")}
     assert again == first  # replaced, not appended to
+    assert {_mode(p) for p in tree.rglob("*")} == {0o700, 0o600}
     (tmp_path / "empty").mkdir()
     assert run(env, "export", str(tmp_path / "empty"), "--format", "markdown").returncode == 0
 

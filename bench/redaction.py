@@ -12,7 +12,11 @@ Prints, for the rules at ``REV`` (default: ``main``) and for the working tree, i
   mysql and docker;
 * false positives on ordinary text: changed lines per 10,000 of the Python standard library's
   source and the text documents under /usr/share/doc;
-* ``redact()`` throughput on the string values of the transcript fixtures.
+* ``redact()`` throughput on the string values of the transcript fixtures;
+* secrets said in sentences (:mod:`bench.redaction_prose`): recall per language on
+  ``bench/redaction_corpus/prose.txt``, its negative sentences left unchanged, and changed lines
+  per 10,000 of this repository's own source, docs and transcript fixtures and the shared
+  fixtures.
 
 A sample counts as redacted when neither it nor any 12-character piece of it (start, middle,
 end) is left in the output.
@@ -34,6 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
+from bench import redaction_prose as prose
 from bench.common import header, table, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -291,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     systems = {f"before ({args.before})": load_before(args.before), "now": load_now()}
     chunks = ordinary_text(args.fp_lines, args.doc_lines)
     texts = transcript_texts()
+    positives, negatives = prose.load_prose()
+    own = prose.own_text()
     results = {}
     for label, redact in systems.items():
         results[label] = (
@@ -298,6 +305,10 @@ def main(argv: list[str] | None = None) -> int:
             keyed_recall(redact, samples),
             false_positives(redact, chunks),
             throughput(redact, texts, args.repeat),
+            prose.prose_recall(redact, positives),
+            prose.prose_negatives(redact, negatives),
+            false_positives(redact, own),
+            prose.changed_lines(redact, own),
         )
     out = [header(_command(argv))]
     out.append(_report(results, samples, texts))
@@ -341,6 +352,7 @@ def _report(results: dict[str, tuple], samples: list[dict[str, str]], texts: lis
             *(f"{results[lb][3]:.1f}" for lb in labels),
         ]
     )
+    rows += _prose_rows(results, labels)
     parts = [table(["figure", *labels], rows)]
     n_self = sum(s["class"] == "self" for s in samples)
     parts.append(
@@ -353,7 +365,42 @@ def _report(results: dict[str, tuple], samples: list[dict[str, str]], texts: lis
     if fp[now][2]:
         parts.append("\nChanged ordinary lines (now):\n")
         parts += [f"    {line}" for line in fp[now][2]]
+    if results[now][5][2]:
+        parts.append("\nChanged negative prose sentences (now):\n")
+        parts += [f"    {line}" for line in results[now][5][2]]
+    parts.append("\nChanged lines of the project's own text (now):\n")
+    parts += [f"    {line}" for line in results[now][6][2]] or ["    (none)"]
     return "\n".join(parts)
+
+
+def _prose_rows(results: dict[str, tuple], labels: list[str]) -> list[list[str]]:  # type: ignore[type-arg]
+    """Secrets said in sentences: recall per language, negatives, the project's own text."""
+    rows = []
+    for lang in sorted(results[labels[-1]][4]):
+        rows.append([f"prose, {lang}", *(_pct(results[lb][4][lang]) for lb in labels)])
+    total = {lb: _sum(results[lb][4].values()) for lb in labels}
+    rows.append(["**prose recall, all**", *(_pct(total[lb]) for lb in labels)])
+    rows.append(["prose negatives left unchanged", *(_pct(results[lb][5][:2]) for lb in labels)])
+    own = {lb: results[lb][6] for lb in labels}
+    added = len(results[labels[-1]][7] - results[labels[0]][7])
+    lines = max(1, own[labels[-1]][1])
+    rows.append(
+        [
+            "false positives on the project's own text, changed lines per 10,000",
+            *(
+                f"{1e4 * own[lb][0] / max(1, own[lb][1]):.2f} ({own[lb][0]}/{own[lb][1]:,})"
+                for lb in labels
+            ),
+        ]
+    )
+    rows.append(
+        [
+            "… of them changed now and not before, per 10,000",
+            "—",
+            f"{1e4 * added / lines:.2f} ({added}/{lines:,})",
+        ]
+    )
+    return rows
 
 
 def _sum(pairs: object) -> tuple[int, int]:

@@ -19,6 +19,10 @@ It runs on every captured turn, so it is built in two stages:
 ``key = value`` assignments are found from the screen's hit positions, then judged by the name (its
 words must say password/secret/token/key) and the value (variable references, placeholders and
 code such as ``request.form["password"]`` are left alone).
+
+Secrets said in sentences ("my password is …", "use token … for the bot", "пароль — …",
+"비밀번호는 …") are found by :mod:`agents_memory.admission.secret_prose`, behind a screen of
+its own; they rank last, after every format and syntax.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from agents_memory.admission.secret_formats import looks_random as _looks_random
 from agents_memory.admission.secret_names import WORDS as _WORDS
 from agents_memory.admission.secret_names import assignment_kind as _assignment_kind
 from agents_memory.admission.secret_names import wordset as _wordset
+from agents_memory.admission.secret_prose import SCREEN as _PROSE_SCREEN
+from agents_memory.admission.secret_prose import prose_secrets as _prose_secrets
 from agents_memory.admission.secret_screen import CURL_RULES as _CURL_RULES
 from agents_memory.admission.secret_screen import DAPI_RULES as _DAPI_RULES
 from agents_memory.admission.secret_screen import SCREEN as _SCREEN
@@ -164,10 +170,29 @@ def _assignments(text: str, hits: list[tuple[int, int]]) -> Iterator[tuple[int, 
 
 
 def _find(
-    text: str, backwards: str = "", first: re.Match[str] | None = None
+    text: str,
+    backwards: str = "",
+    first: re.Match[str] | None = None,
+    prose: re.Match[str] | None = None,
 ) -> list[tuple[int, int, str]]:
     """Non-overlapping ``(start, end, kind)`` spans of secret values, sorted by start (``first``:
-    the screen's first hit in ``backwards``, ``text`` reversed, when the caller searched)."""
+    the screen's first hit in ``backwards``, ``text`` reversed, when the caller searched, which
+    found nothing when ``backwards`` is given and ``first`` is ``None``; ``prose``: the prose
+    screen's first hit in ``text``)."""
+    screened_out = backwards and first is None and "--" not in text and "dapi" not in text
+    found = [] if screened_out else _find_keyed(text, backwards, first)
+    prose = prose or _PROSE_SCREEN.search(text)
+    if prose is not None:
+        found.extend(_prose_secrets(text, prose))
+    if PLACEHOLDER_PREFIX in text:  # what was redacted before stays as it is
+        found = _outside_placeholders(text, found)
+    return _resolve(found)
+
+
+def _find_keyed(
+    text: str, backwards: str = "", first: re.Match[str] | None = None
+) -> list[tuple[int, int, str]]:
+    """The formats', assignments' and keyed syntaxes' finds, in priority order."""
     seen = _screen(text, backwards, first)
     dashes = "--" in text
     if seen is None:
@@ -191,9 +216,7 @@ def _find(
         found.extend(_keyed_syntaxes(text, syntaxes))
     if seen.trigger_ends and "\n" in text:
         found.extend(_split_across_blocks(text, seen.trigger_ends))
-    if PLACEHOLDER_PREFIX in text:  # what was redacted before stays as it is
-        found = _outside_placeholders(text, found)
-    return _resolve(found)
+    return found
 
 
 def _syntax_literals(text: str, markers: set[str], dashes: bool, hit: bool) -> set[str] | None:
@@ -319,9 +342,10 @@ def redact(text: str) -> RedactionResult:
     """
     backwards = text[::-1]
     first = _SCREEN.search(backwards)
-    if first is None and "--" not in text and "dapi" not in text:
-        return RedactionResult(text)  # the hot path: the screen sees nothing
-    spans = _find(text, backwards, first)
+    prose = _PROSE_SCREEN.search(text)
+    if first is None and prose is None and "--" not in text and "dapi" not in text:
+        return RedactionResult(text)  # the hot path: the screens see nothing
+    spans = _find(text, backwards, first, prose)
     if not spans:
         return RedactionResult(text)
     counts: Counter[str] = Counter()

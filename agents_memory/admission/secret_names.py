@@ -26,7 +26,7 @@ _NOT_SECRET_WORDS: Final = wordset(
     "window next page continuation sync cursor input output completion eos bos pad unk sep cls "
     "mask special start end stop hash salt length strength validation validator forgot confirm "
     "primary foreign sort partition cache lookup map dict object idempotency i18n translation "
-    "public pub ssh_public"
+    "public pub ssh_public lock"
 )
 _KEY_QUALIFIERS: Final = wordset(
     "api access secret private client auth signing sign encryption encrypt master session license "

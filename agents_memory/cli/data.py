@@ -60,6 +60,11 @@ def _progress(title: str) -> Iterator[Callable[[str, int, int | None], None] | N
 @click.option("--include-archived", is_flag=True, help="Also export archived memories.")
 @click.option("--vectors", is_flag=True, help="Also export the embeddings (a bigger bundle).")
 @click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing bundle file, or write into a folder that is not empty.",
+)
+@click.option(
     "--format",
     "fmt_name",
     type=click.Choice(["bundle", "markdown"]),
@@ -78,6 +83,7 @@ def export_cmd(
     platform: str | None,
     include_archived: bool,
     vectors: bool,
+    force: bool,
     fmt_name: str,
 ) -> None:
     """Write the memory pool (or a slice of it) to PATH.
@@ -85,6 +91,8 @@ def export_cmd(
     The bundle (default PATH agents-memory-<time>.zip) holds a manifest with versions, counts
     and checksums, and one JSONL file per table: memories, their edits, profiles, project tags,
     suggestions and summaries. Capture cursors stay behind (they belong to this machine).
+    Files are written readable by you only; PATH's folder must exist, and an existing file
+    is replaced only with --force.
     """
     from agents_memory.ops.export import ExportRequest, Format, default_path, export
 
@@ -99,6 +107,7 @@ def export_cmd(
         platform=platform,
         include_archived=include_archived,
         vectors=vectors,
+        force=force,
     )
     with _progress("export") as progress:
         try:

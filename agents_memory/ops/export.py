@@ -23,6 +23,7 @@ from agents_memory.config import Settings
 from agents_memory.daterange import period_bound
 from agents_memory.errors import AdapterError, BundleError
 from agents_memory.ops import bundle_format as fmt
+from agents_memory.ops.export_files import check_destination, open_private_binary
 from agents_memory.ops.export_markdown import write_markdown
 from agents_memory.store import bundle, database, entry, migrate, tags, vectors
 from agents_memory.store.projects import resolve_project
@@ -42,6 +43,8 @@ class ExportRequest:
     platform: str | None = None
     include_archived: bool = False
     vectors: bool = False
+    force: bool = False
+    """Replace an existing bundle file, or write into a non-empty folder (a tree)."""
 
 
 @dataclass(slots=True)
@@ -69,8 +72,10 @@ def export(
     progress: fmt.Progress | None = None,
 ) -> ExportReport:
     """Write what ``request`` asks for; raises :class:`BundleError` (one line) on a bad
-    argument or an unwritable path. Reads one consistent snapshot of the pool."""
+    argument or an unwritable path. Reads one consistent snapshot of the pool. Files are
+    written ``0600`` (folders ``0700``); see :mod:`agents_memory.ops.export_files`."""
     started = time.monotonic()
+    check_destination(request.path, tree=request.format == "markdown", force=request.force)
     try:
         request = replace(request, platform=adapters.platform_filter(request.platform))
     except AdapterError as exc:
@@ -126,10 +131,12 @@ def _write_bundle(
     total = bundle.count_memories(conn, flt)
     counts: dict[str, int] = {}
     digests: dict[str, str] = {}
-    request.path.parent.mkdir(parents=True, exist_ok=True)
     partial = request.path.with_name(request.path.name + ".partial")
     try:
-        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        with (
+            open_private_binary(partial) as out,
+            zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive,
+        ):
             for table in members:
                 info = zipfile.ZipInfo(fmt.member(table), date_time=fmt.ZIP_TIME)
                 info.compress_type = zipfile.ZIP_DEFLATED

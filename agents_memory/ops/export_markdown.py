@@ -5,6 +5,12 @@
 
 A turn without a project goes under ``no-project/``; turns without a session id are grouped
 per platform and day (``<date>-<platform>.md``).
+
+Only the headings are the export's own Markdown. What came from a transcript or a model (a
+turn's text, a profile) is written as a fenced block whose fence is longer than any run of
+backticks inside it (a pinned fact too), and a name on a heading's line with every Markdown and
+HTML character escaped, so a turn holding ``## user`` or ``<script>`` reads as that text and can
+pass neither for a turn of its own nor for markup.
 """
 
 from __future__ import annotations
@@ -19,9 +25,12 @@ import psycopg
 
 from agents_memory.errors import BundleError
 from agents_memory.ops import bundle_format as fmt
+from agents_memory.ops.export_files import make_private_dir, open_private
 from agents_memory.store import bundle
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_BACKTICKS = re.compile(r"`+")
+_MARKUP = re.compile(r"[\\`*_\[\]<>#!|~&]")
 
 
 @dataclass(slots=True)
@@ -29,6 +38,8 @@ class MarkdownReport:
     counts: dict[str, int] = field(default_factory=dict)
     files: int = 0
     size: int = 0
+    written: set[Path] = field(default_factory=set)
+    """The files this export wrote: one met again is appended to, any other replaced."""
 
 
 def write_markdown(
@@ -38,10 +49,11 @@ def write_markdown(
     *,
     progress: fmt.Progress | None = None,
 ) -> MarkdownReport:
-    """Write the tree under ``root`` (created; existing files of the same names replaced)."""
+    """Write the tree under ``root`` (created ``0700`` when it is not there; its parent must be;
+    files ``0600``, existing ones of the same names replaced)."""
     report = MarkdownReport()
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        make_private_dir(root)
         _write_readme(conn, root, flt)
         report.files = 1
         total = bundle.count_memories(conn, flt)
@@ -56,16 +68,19 @@ def write_markdown(
 def _write_readme(conn: psycopg.Connection[Any], root: Path, flt: bundle.ExportFilter) -> None:
     lines = ["# Memory export", ""]
     for user in bundle.read_member(conn, "users", flt):
-        lines += [f"## Profile of {user['user_name']}", ""]
-        lines += [user["core_profile"] or "_(no core profile yet)_", ""]
+        lines += [f"## Profile of {_inline(user['user_name'])}", ""]
+        core = user["core_profile"]
+        lines += [fenced(core) if core else "_(no core profile yet)_", ""]
         if user["sub_profile"]:
-            lines += ["### Notes", "", user["sub_profile"], ""]
+            lines += ["### Notes", "", fenced(user["sub_profile"]), ""]
     pinned = bundle.pinned_facts(conn, flt)
     lines += ["## Pinned facts", ""]
-    lines += [f"- {_when(p['message_at'])} — {_one_line(p['message'])}" for p in pinned] or [
-        "_(none)_"
-    ]
-    (root / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for fact in pinned:
+        lines += [f"**{_when(fact['message_at'])}**", "", fenced(fact["message"]), ""]
+    if not pinned:
+        lines.append("_(none)_")
+    with open_private(root / "README.md", "w") as out:
+        out.write("\n".join(lines) + "\n")
 
 
 def _write_sessions(
@@ -86,7 +101,7 @@ def _write_sessions(
                 if sink is not None:
                     sink.close()
                 current = key
-                sink = _open_session(root, key, turn)
+                sink = _open_session(root, key, turn, report.written)
                 report.files += 1
             assert sink is not None
             sink.write(_turn_text(turn))
@@ -109,16 +124,19 @@ def _file_key(turn: dict[str, Any]) -> tuple[str, str]:
     return project, f"day:{turn['agent_platform']}:{day}"
 
 
-def _open_session(root: Path, key: tuple[str, str], first: dict[str, Any]) -> IO[str]:
-    project, session = key
+def _open_session(
+    root: Path, key: tuple[str, str], first: dict[str, Any], written: set[Path]
+) -> IO[str]:
+    project = key[0]
     day = first["message_at"].astimezone().strftime("%Y-%m-%d")
     name = first["session_id"] or first["agent_platform"]
     folder = root / project
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_dir(folder, ours=True)
     path = folder / f"{day}-{_safe(name)[:80]}.md"
-    heading = f"# {first['project'] or 'no project'} · {first['agent_platform']}"
-    heading += f" · session {first['session_id']}" if first["session_id"] else f" · {day}"
-    sink = path.open("a" if path.exists() and session.startswith("day:") else "w", encoding="utf-8")
+    heading = f"# {_inline(first['project'] or 'no project')} · {_inline(first['agent_platform'])}"
+    heading += f" · session {_inline(first['session_id'])}" if first["session_id"] else f" · {day}"
+    sink = open_private(path, "a" if path in written else "w")
+    written.add(path)
     if sink.tell() == 0:
         sink.write(heading + "\n")
     return sink
@@ -128,20 +146,29 @@ def _turn_text(turn: dict[str, Any]) -> str:
     who = turn["role"]
     if turn["subagent"]:
         who += f" (subagent{' ' + turn['subagent_role'] if turn['subagent_role'] else ''})"
-    details = [who, _when(turn["message_at"]), turn["agent_platform"]]
+    details = [_inline(who), _when(turn["message_at"]), _inline(turn["agent_platform"])]
     if turn["agent_model"]:
-        details.append(turn["agent_model"])
+        details.append(_inline(turn["agent_model"]))
     if turn["is_pinned"]:
         details.append("pinned")
-    return f"\n## {' · '.join(details)}\n\n{turn['message'].rstrip()}\n"
+    return f"\n## {' · '.join(details)}\n\n{fenced(turn['message'])}\n"
+
+
+def fenced(text: str) -> str:
+    """``text`` as a fenced code block that nothing inside it can close: its fence is one
+    backtick longer than the longest run of backticks in it (at least three)."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text.rstrip()}\n{fence}"
+
+
+def _inline(text: str) -> str:
+    """``text`` on one line with every character Markdown or HTML would read escaped."""
+    return _MARKUP.sub(lambda m: "\\" + m.group(), " ".join(text.split()))
 
 
 def _when(at: datetime) -> str:
     return at.astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _safe(name: str) -> str:

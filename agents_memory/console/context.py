@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from agents_memory.capture.discovery import Catalog
+from agents_memory.clipping import clip
 from agents_memory.config import Settings
 from agents_memory.server.state import ServerState
 
@@ -32,7 +33,13 @@ def create_templates() -> Environment:
     )
     env.filters["when"] = _when
     env.filters["size"] = _size
+    env.filters["clip"] = _clip
     return env
+
+
+def _clip(value: str, room: int) -> str:
+    """``value`` clipped to ``room`` characters by the one rule (:mod:`agents_memory.clipping`)."""
+    return clip(value, room)[0]
 
 
 def _when(value: datetime | None) -> str:

@@ -13,12 +13,10 @@ from datetime import datetime
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
+from agents_memory.clipping import MIN_SHOWN, clip
 from agents_memory.server.state import ServerState
 from agents_memory.store import knowledge
 from agents_memory.store.memories import MemoryRow
-
-MIN_SHOWN = 200
-"""A clipped turn keeps at least this many characters (else it is left out)."""
 
 
 class TurnOut(BaseModel):
@@ -129,10 +127,7 @@ def _within_budget(
 
 
 def _clip(row: MemoryRow, room: int, *, anchor: bool = False) -> TurnOut:
-    text = row.message
-    clipped = len(text) > room
-    if clipped:
-        text = text[: max(room, MIN_SHOWN) - 1] + "…"
+    text, clipped = clip(row.message, room)
     return TurnOut(
         id=row.id,
         role=row.role,

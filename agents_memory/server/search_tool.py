@@ -18,6 +18,7 @@ from agents_memory.recall.search import (
     search_user,
 )
 from agents_memory.server.state import ServerState
+from agents_memory.store.search import HIT_MAX_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,8 @@ class SearchHitOut(BaseModel):
     id: int
     role: str
     message: str
+    clipped: bool = False
+    chars: int | None = None
     agent_platform: str
     agent_model: str | None = None
     session_id: str | None = None
@@ -51,6 +54,7 @@ class SearchOutput(BaseModel):
     vector_used: bool = False
     weak: bool = False
     results: list[SearchHitOut] = []
+    next: str | None = None
 
 
 def run_search(
@@ -93,4 +97,11 @@ def run_search(
             f"unknown p_tag {p_tag!r}: call search_memory without p_tag, or with a project tag "
             "from the brief's Active Projects"
         )
-    return SearchOutput.model_validate(result.as_dict())
+    output = SearchOutput.model_validate(result.as_dict())
+    clipped = [hit.id for hit in output.results if hit.clipped]
+    if clipped:
+        output.next = (
+            f"messages clipped to {HIT_MAX_CHARS} characters (ids {', '.join(map(str, clipped))});"
+            f" read one whole: read_memory memory_id={clipped[0]} before=0 after=0 max_chars=50000"
+        )
+    return output

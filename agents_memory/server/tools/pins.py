@@ -12,6 +12,10 @@ from agents_memory.adapters import all_platforms
 from agents_memory.server import pins_tool
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
 
+MAX_ITEMS = 200
+"""The most items a list or object ``payload`` holds (its text is capped too:
+``pins_tool.MAX_PAYLOAD``)."""
+
 ANNOTATIONS = ToolAnnotations(
     title="Task pins between agents",
     read_only_hint=False,
@@ -51,8 +55,14 @@ def register(server: MCPServer[Any]) -> None:
             str | None, Field(description="create: one line saying what to do.")
         ] = None,
         payload: Annotated[
-            dict[str, Any] | list[Any] | str | None,
-            Field(description="create: details the recipient needs (files, commands, context)."),
+            Annotated[dict[str, Any], Field(max_length=MAX_ITEMS)]
+            | Annotated[list[Any], Field(max_length=MAX_ITEMS)]
+            | str
+            | None,
+            Field(
+                description="create: details the recipient needs (files, commands, context; "
+                f"a list or object of at most {MAX_ITEMS} items)."
+            ),
         ] = None,
         from_agent: Annotated[
             str | None,

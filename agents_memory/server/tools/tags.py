@@ -11,6 +11,9 @@ from pydantic import Field
 from agents_memory.server import tags_tool
 from agents_memory.server.tools.context import ServerContext, state_of
 
+MAX_IDS = 100
+"""The most suggestion ids one call takes (a longer list is refused before the tool runs)."""
+
 ANNOTATIONS = ToolAnnotations(
     title="Project tag decisions",
     read_only_hint=False,
@@ -40,7 +43,11 @@ def register(server: MCPServer[Any]) -> None:
         ] = None,
         suggestion_ids: Annotated[
             list[int] | None,
-            Field(description="apply_recommendations: the new-tag ids the user was shown."),
+            Field(
+                max_length=MAX_IDS,
+                description="apply_recommendations: the new-tag ids the user was shown "
+                f"(at most {MAX_IDS}).",
+            ),
         ] = None,
         source: Annotated[
             str | None,

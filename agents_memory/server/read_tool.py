@@ -51,15 +51,16 @@ def read_memory(
     after: int,
     max_chars: int,
 ) -> ReadResult:
+    read = max_chars + 1  # no turn can show more; one more tells that it was cut
     with state.pool.connection() as conn:
         if memory_id is not None:
-            anchor = knowledge.get_memory(conn, state.user_id, memory_id)
+            anchor = knowledge.get_memory(conn, state.user_id, memory_id, chars=read)
             if anchor is None:
                 raise ToolError(
                     f"no memory with id {memory_id}; use the `id` of a search_memory result"
                 )
         elif session_id:
-            anchor = knowledge.session_first_turn(conn, state.user_id, session_id)
+            anchor = knowledge.session_first_turn(conn, state.user_id, session_id, chars=read)
             if anchor is None:
                 raise ToolError(
                     f"no session {session_id!r}; use the `session_id` of a search_memory result"
@@ -70,10 +71,10 @@ def read_memory(
                 "read_memory needs `memory_id` (a search_memory result's id) or `session_id`"
             )
         earlier = knowledge.session_neighbours(
-            conn, state.user_id, anchor, direction="before", limit=before + 1
+            conn, state.user_id, anchor, direction="before", limit=before + 1, chars=read
         )
         later = knowledge.session_neighbours(
-            conn, state.user_id, anchor, direction="after", limit=after + 1
+            conn, state.user_id, anchor, direction="after", limit=after + 1, chars=read
         )
         total = knowledge.session_size(conn, state.user_id, anchor) if anchor.session_id else 1
     return _within_budget(anchor, earlier, later, before, after, max_chars, total)

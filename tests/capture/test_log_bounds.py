@@ -108,6 +108,34 @@ def test_run_with_a_log_file_sends_stderr_to_it_and_rotates(tmp_path: Path) -> N
     assert log.stat().st_size <= 3000
 
 
+def test_the_cold_path_childs_output_follows_the_rotation(tmp_path: Path) -> None:
+    """The supervised worker's output is relayed into the current capture.log, not into a
+    rotated (and later deleted) file the child happened to start with."""
+    log = tmp_path / "capture.log"
+    child = (
+        "import time\n"
+        "for n in range(40):\n"
+        "    print('child line', n, flush=True)\n"
+        "    time.sleep(0.05)\n"
+    )
+    script = (
+        "import logging, sys, threading, time\n"
+        "from pathlib import Path\n"
+        "from agents_memory.cli.common import configure_logging\n"
+        "from agents_memory.capture.logfile import log_to\n"
+        "from agents_memory.capture.supervisor import ColdPathSupervisor\n"
+        "configure_logging('INFO')\n"
+        f"log_to(Path({str(log)!r}), max_bytes=4000, backups=2)\n"
+        f"worker = ColdPathSupervisor([sys.executable, '-c', {child!r}])\n"
+        "worker.start(threading.Event())\n"
+        "time.sleep(0.5)\n"
+        "for n in range(60): logging.getLogger('t').warning('record %d %s', n, 'z' * 60)\n"
+        "worker.process.wait(timeout=30); time.sleep(0.3)\n"
+    )
+    assert memory_capture_python(script, tmp_path) == ""
+    assert "child line 39" in log.read_text()
+
+
 def memory_capture_python(script: str, cwd: Path) -> str:
     """Run ``script`` in a fresh interpreter of this environment; its terminal stderr."""
     import subprocess

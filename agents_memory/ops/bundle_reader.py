@@ -27,8 +27,9 @@ _UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, Ru
 
 @dataclass(frozen=True, slots=True)
 class ReadLimits:
-    """The caps a bundle is read within (the defaults take any bundle ``export`` writes of a
-    pool whose turns are under 64 MiB each)."""
+    """The caps a bundle is read within. The defaults take any bundle ``export`` writes of a
+    pool whose every row (a turn's text with its raw record) is under 64 MiB as JSON; a pool
+    holding a bigger turn exports it, and its import refuses that line by name."""
 
     manifest_bytes: int = MiB
     """``manifest.json`` (a real one is a few KiB)."""

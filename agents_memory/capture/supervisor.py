@@ -7,9 +7,9 @@ starts it with the daemon, starts it again (after ``restart_sec``) whenever it e
 shutdown sends SIGTERM and waits for the current batch to commit (SIGKILL after
 ``stop_timeout_sec``). On Linux the child also gets SIGTERM when the daemon dies without a
 shutdown (``PR_SET_PDEATHSIG``). Its output is relayed line by line to the daemon's standard
-error, so it lands in the daemon's log, after a rotation of ``capture.log`` too. A Cold Path worker started elsewhere (a systemd unit, another
-machine of the pool) is harmless: the worker's advisory lock keeps exactly one of them working
-and the others stand by.
+error, so it lands in the daemon's log, after a rotation of ``capture.log`` too. A Cold Path
+worker started elsewhere (a systemd unit, another machine of the pool) is harmless: the
+worker's advisory lock keeps exactly one of them working and the others stand by.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from agents_memory.admission.admit import (
     create_admission,
 )
 from agents_memory.capture import tailer
+from agents_memory.capture.warnlimit import FileWarnings
 from agents_memory.config import Settings
 from agents_memory.errors import first_line
 from agents_memory.store import cursors as cursor_store
@@ -266,9 +267,11 @@ class Ingestor:
                 at,
                 tailer.MAX_LINE_BYTES,
             )
+        warnings = FileWarnings(log, path)
         for issue in result.issues:
             what = "kept a repaired" if issue.repaired else "skipped a"
-            log.warning("%s: %s record at offset %d: %s", path, what, issue.offset, issue.reason)
+            warnings.warn("%s record at offset %d: %s", what, issue.offset, issue.reason)
+        warnings.done()
         rows = self._admissible(conn, read)
         counts = self._insert(conn, path, rows, outcome)
         outcome.inserted, outcome.updated = counts.inserted, counts.updated
@@ -325,16 +328,18 @@ class Ingestor:
         hold; blank lines are skipped): a record the adapter cannot take (a lone surrogate it
         cannot hash, say) is logged and skipped like malformed JSON, and the file goes on."""
         cleaned = bytearray(data)
+        warnings = FileWarnings(log, path)
         for line in iter_lines(data, offset=offset):
             try:
                 adapter.parse(
                     path, line.raw + b"\n", offset=line.offset, state={}, final=True, home=self.home
                 )
             except Exception as exc:
-                log.warning("%s: skipped a record at offset %d: %r", path, line.offset, exc)
+                warnings.warn("skipped a record at offset %d: %r", line.offset, exc)
                 outcome.issues += 1
                 start = line.offset - offset
                 cleaned[start : start + len(line.raw)] = b" " * len(line.raw)
+        warnings.done()
         return bytes(cleaned)
 
     def _insert(
@@ -353,6 +358,7 @@ class Ingestor:
             if conn.broken:
                 raise
         counts = InsertCounts()
+        warnings = FileWarnings(log, path)
         for row in rows:
             try:
                 with conn.transaction():
@@ -360,13 +366,13 @@ class Ingestor:
             except _REJECTED_ROW as exc:
                 if conn.broken:
                     raise
-                log.warning(
-                    "%s: could not store turn %s: %s",
-                    path,
+                warnings.warn(
+                    "could not store turn %s: %s",
                     row.external_uuid,
                     first_line(exc),
                 )
                 outcome.issues += 1
+        warnings.done()
         return counts
 
     # --- turns -> rows ------------------------------------------------------------------

@@ -6,9 +6,10 @@ memory never slow capture and a crash of either never takes the other down. The 
 starts it with the daemon, starts it again (after ``restart_sec``) whenever it exits, and at
 shutdown sends SIGTERM and waits for the current batch to commit (SIGKILL after
 ``stop_timeout_sec``). On Linux the child also gets SIGTERM when the daemon dies without a
-shutdown (``PR_SET_PDEATHSIG``). A Cold Path worker started elsewhere (a systemd unit, another
-machine of the pool) is harmless: the worker's advisory lock keeps exactly one of them working
-and the others stand by.
+shutdown (``PR_SET_PDEATHSIG``). Its output is relayed line by line to the daemon's standard
+error, so it lands in the daemon's log, after a rotation of ``capture.log`` too. A Cold Path
+worker started elsewhere (a systemd unit, another machine of the pool) is harmless: the
+worker's advisory lock keeps exactly one of them working and the others stand by.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -26,6 +28,8 @@ from collections.abc import Callable, Sequence
 log = logging.getLogger(__name__)
 
 PR_SET_PDEATHSIG = 1
+RELAY_LINE = 64 * 1024
+"""The worker's output is relayed in pieces of at most this many bytes."""
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
@@ -97,6 +101,8 @@ class ColdPathSupervisor:
             self.process = subprocess.Popen(
                 self.command,
                 stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
             )
         except OSError as exc:
@@ -105,4 +111,18 @@ class ColdPathSupervisor:
             self._next_start = self.clock() + self.restart_sec
             return
         self.starts += 1
+        relay = threading.Thread(target=_relay, args=(self.process,), name="coldpath-output")
+        relay.daemon = True
+        relay.start()
         log.info("Cold Path worker started (pid %d)", self.process.pid)
+
+
+def _relay(process: subprocess.Popen[bytes]) -> None:
+    """Copy the worker's output, line by line, to this process's standard error as it is now
+    (``capture.log`` follows its rotation: :mod:`agents_memory.capture.logfile`)."""
+    if process.stdout is None:
+        return
+    with process.stdout as output:
+        for line in iter(lambda: output.readline(RELAY_LINE), b""):
+            with contextlib.suppress(OSError):
+                os.write(2, line)

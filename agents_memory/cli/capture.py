@@ -78,9 +78,16 @@ def pid_file() -> Path:
     help="Do not run the background worker (the Cold Path: tags, vectors, profile, summaries) "
     "as a child; a service manager runs it (the systemd unit).",
 )
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Log to this file (created 0600, rotated at 10 MiB, 3 kept) instead of stderr; "
+    "`start` uses capture.log in the state dir.",
+)
 @debug_option
 @click.pass_context
-def run(ctx: click.Context, poll: bool, no_cold_path: bool) -> None:
+def run(ctx: click.Context, poll: bool, no_cold_path: bool, log_file: Path | None) -> None:
     """Run the capture daemon in the foreground (what the service and `start` run).
 
     Watches every enabled client's transcript folders and stores each new user/assistant turn
@@ -96,6 +103,10 @@ def run(ctx: click.Context, poll: bool, no_cold_path: bool) -> None:
     from agents_memory.recall.socket_server import BriefServer
 
     settings = settings_from(ctx)
+    if log_file is not None:
+        from agents_memory.capture.logfile import log_to
+
+        log_to(log_file)
     catalog = _catalog(settings)
     lock = PidFile(pid_file())
     first = lock.acquire()

@@ -20,12 +20,17 @@ from agents_memory.cli.vocabulary import (
     since_option,
     until_option,
 )
+from agents_memory.clipping import clip
 from agents_memory.config import Settings
 from agents_memory.errors import SearchArgumentError, UnknownProjectError
 from agents_memory.recall.search_request import SearchRequest
 from agents_memory.store.search.types import MAX_LIMIT
 
 log = logging.getLogger(__name__)
+
+TABLE_CHARS = 300
+"""A hit's message in the table is clipped to this many characters (``--json``: the search's
+own clip, ``HIT_MAX_CHARS``)."""
 
 DAEMON_WAIT_SEC = 30.0
 """How long the command waits for the capture daemon's answer (its first search with words
@@ -195,9 +200,7 @@ def _print_table(result: dict[str, Any], *, why: bool = False) -> None:
     table.add_column("message", ratio=1, overflow="fold")
     this_year = datetime.now().astimezone().year
     for hit in hits:
-        message = " ".join(str(hit["message"]).split())
-        if len(message) > 300:
-            message = message[:299] + "…"
+        message, _clipped = clip(" ".join(str(hit["message"]).split()), TABLE_CHARS)
         local = datetime.fromisoformat(hit["message_at"]).astimezone()
         when = local.strftime("%m-%d %H:%M" if local.year == this_year else "%Y-%m-%d")
         who = f"{short_platform(hit['agent_platform'])} {str(hit['role'])[0]}"

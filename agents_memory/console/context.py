@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from agents_memory.capture.discovery import Catalog
+from agents_memory.clipping import clip
 from agents_memory.config import Settings
 from agents_memory.console.inputs import check_encoded
 from agents_memory.ops.units import human_bytes
@@ -34,7 +35,13 @@ def create_templates() -> Environment:
     )
     env.filters["when"] = _when
     env.filters["size"] = human_bytes
+    env.filters["clip"] = _clip
     return env
+
+
+def _clip(value: str, room: int) -> str:
+    """``value`` clipped to ``room`` characters by the one rule (:mod:`agents_memory.clipping`)."""
+    return clip(value, room)[0]
 
 
 def _when(value: datetime | None) -> str:

@@ -2,9 +2,10 @@
 service manager.
 
 ``start`` runs ``memory-capture run`` detached (a session of its own, stdin closed, output
-appended to ``capture.log`` in the state directory) and waits until the daemon holds its pid
-file. ``stop`` sends SIGTERM to the pid-file holder, waits for it (the daemon stops its Cold
-Path child first), then SIGKILLs what is left of its process group. Both are idempotent.
+appended to ``capture.log`` in the state directory, 0600, which the daemon rotates) and waits
+until the daemon holds its pid file. ``stop`` sends SIGTERM to the pid-file holder, waits for
+it (the daemon stops its Cold Path child first), then SIGKILLs what is left of its process
+group. Both are idempotent.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents_memory.capture.daemon import running_pid
+from agents_memory.capture.logfile import open_private
 
 START_TIMEOUT_SEC = 30.0
 STOP_TIMEOUT_SEC = 90.0
@@ -63,9 +65,9 @@ class DaemonProcess:
         if pid is not None:
             return [f"the capture daemon is already running (pid {pid})"]
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("ab") as out:
+        with os.fdopen(open_private(self.log), "ab") as out:
             process = subprocess.Popen(
-                [str(self.memory_capture), "run", *self.extra_args],
+                [str(self.memory_capture), "run", "--log-file", str(self.log), *self.extra_args],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,

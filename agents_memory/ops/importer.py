@@ -41,6 +41,14 @@ from agents_memory.embeddings import embedding_spec
 from agents_memory.errors import BundleError
 from agents_memory.gitinfo import GitInfo
 from agents_memory.ops import bundle_format as fmt
+from agents_memory.ops.bundle_reader import (
+    LIMITS,
+    ReadLimits,
+    member_chunks,
+    member_lines,
+    open_archive,
+    read_manifest,
+)
 from agents_memory.ops.bundle_rows import parse_row
 from agents_memory.store import bundle_import as store
 from agents_memory.store import database, entry, migrate, vectors
@@ -48,6 +56,19 @@ from agents_memory.store.memories import notify_new_memories
 
 BATCH = 5000
 CONFLICTS_SHOWN = 20
+_ROW_ERRORS = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    RecursionError,
+    psycopg.DataError,
+    psycopg.IntegrityError,
+    psycopg.ProgrammingError,
+)
+"""What a row of unexpected shape or content raises while it is imported (JSON that does not
+parse, a missing or mistyped field, a value the database refuses)."""
 
 
 @dataclass(slots=True)
@@ -82,30 +103,39 @@ class Manifest:
         return dict(self.data.get("sha256") or {})
 
     def count(self, table: str) -> int:
-        return int((self.data.get("counts") or {}).get(table, 0))
+        counts = self.data.get("counts")
+        value = counts.get(table, 0) if isinstance(counts, dict) else 0
+        return value if isinstance(value, int) else 0
 
 
-def check_bundle(path: Path) -> Manifest:
+def check_bundle(path: Path, limits: ReadLimits = LIMITS) -> Manifest:
     """The bundle's manifest once the bundle checks out (see step 1); nothing is written."""
-    if not zipfile.is_zipfile(path):
-        raise BundleError(f"{path} is not an export bundle (not a zip file)")
-    with zipfile.ZipFile(path) as archive:
+    with open_archive(path) as archive:
         try:
-            data = json.loads(archive.read(fmt.MANIFEST))
-        except (KeyError, ValueError, RecursionError):
+            data = json.loads(read_manifest(archive, fmt.MANIFEST, limits))
+        except (ValueError, RecursionError):
             raise BundleError(
                 f"{path} is not an export bundle (no readable manifest.json)"
             ) from None
+        except BundleError as exc:
+            if fmt.MANIFEST not in archive.namelist():
+                raise BundleError(
+                    f"{path} is not an export bundle (no readable manifest.json)"
+                ) from None
+            raise exc
         if not isinstance(data, dict) or data.get("product") != fmt.PRODUCT:
             raise BundleError(f"{path} is not an mcp-agents-memory export bundle")
         _check_versions(data)
+        sums = data.get("sha256")
+        if not isinstance(sums, dict) or not all(isinstance(v, str) for v in sums.values()):
+            raise BundleError("the manifest's sha256 is not a table of member names and sums")
         names = set(archive.namelist())
-        for name, expected in sorted((data.get("sha256") or {}).items()):
+        for name, expected in sorted(sums.items()):
             if name not in names:
                 raise BundleError(f"bundle member {name} is missing; the bundle is incomplete")
-            if _sha256(archive, name) != expected:
+            if _sha256(archive, name, limits) != expected:
                 raise BundleError(f"bundle member {name} fails its checksum; the bundle is damaged")
-        missing = [fmt.member(t) for t in fmt.TABLES if fmt.member(t) not in data.get("sha256", {})]
+        missing = [fmt.member(t) for t in fmt.TABLES if fmt.member(t) not in sums]
         if missing:
             raise BundleError(f"the manifest lists no checksum for {', '.join(missing)}")
     return Manifest(data)
@@ -113,24 +143,25 @@ def check_bundle(path: Path) -> Manifest:
 
 def _check_versions(data: dict[str, Any]) -> None:
     known = migrate.latest_version()
-    schema = int(data.get("schema_version") or 0)
+    schema, form = data.get("schema_version") or 0, data.get("format") or 0
+    if not isinstance(schema, int) or not isinstance(form, int):
+        raise BundleError("the manifest's schema_version and format must be whole numbers")
     if schema > known:
         raise BundleError(
             f"the bundle's schema version {schema} is newer than this mcp-agents-memory "
             f"knows ({known}); upgrade mcp-agents-memory to import it"
         )
-    if int(data.get("format") or 0) > fmt.FORMAT:
+    if form > fmt.FORMAT:
         raise BundleError(
             f"the bundle's format {data.get('format')} is newer than this mcp-agents-memory "
             f"reads ({fmt.FORMAT}); upgrade mcp-agents-memory to import it"
         )
 
 
-def _sha256(archive: zipfile.ZipFile, name: str) -> str:
+def _sha256(archive: zipfile.ZipFile, name: str, limits: ReadLimits) -> str:
     digest = hashlib.sha256()
-    with archive.open(name) as source:
-        for chunk in iter(lambda: source.read(1 << 20), b""):
-            digest.update(chunk)
+    for chunk in member_chunks(archive, name, limits):
+        digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -141,16 +172,20 @@ def import_bundle(
     home: Path,
     dry_run: bool = False,
     progress: fmt.Progress | None = None,
+    limits: ReadLimits = LIMITS,
 ) -> ImportReport:
-    """Check, then import ``path`` (steps 1-4 of the module's docstring)."""
+    """Check, then import ``path`` (steps 1-4 of the module's docstring), reading it within
+    ``limits``. A row the import cannot take is one :class:`BundleError` naming its member and
+    line, and nothing is written."""
     started = time.monotonic()
-    manifest = check_bundle(path)
+    manifest = check_bundle(path, limits)
     spec = embedding_spec(settings)
     db = entry.locate(settings, prepare=True, embedding=spec)
     report = ImportReport(path, dry_run)
-    with database.connect(db) as conn, zipfile.ZipFile(path) as archive:
+    with database.connect(db) as conn, open_archive(path) as archive:
         status = vectors.vector_status(conn)
-        bundle_model = manifest.data.get("embedding") or {}
+        found = manifest.data.get("embedding")
+        bundle_model = found if isinstance(found, dict) else {}
         report.vectors_kept = (
             manifest.vectors
             and status.enabled
@@ -160,7 +195,15 @@ def import_bundle(
         )
         store.prepare(conn)
         job = _Import(conn, archive, manifest, create_admission(settings, home=home), report)
-        job.run(progress)
+        job.limits = limits
+        try:
+            job.run(progress)
+        except _ROW_ERRORS as exc:
+            reason = (str(exc).strip().splitlines() or [""])[0][:200]
+            raise BundleError(
+                f"{job.where}: cannot be imported ({type(exc).__name__}: {reason});"
+                " nothing was imported"
+            ) from None
         if status.enabled:
             report.reembed = report.tables["memory"].new - job.vectors_written
         if dry_run:
@@ -190,6 +233,9 @@ class _Import:
         self.admission = admission
         self.report = report
         self.vectors_written = 0
+        self.limits = LIMITS
+        self.where = "the bundle"
+        """The member and line being imported (what an error names)."""
 
     def run(self, progress: fmt.Progress | None) -> None:
         for table in fmt.TABLES:
@@ -208,13 +254,17 @@ class _Import:
             self.report.conflict_keys.extend(merged.conflict_keys[: max(room, 0)])
             merged.conflict_keys = []
 
-    def _rows(self, table: str) -> Iterator[dict[str, Any]]:
+    def _rows(self, table: str, *, track: bool = True) -> Iterator[dict[str, Any]]:
+        """``table``'s rows, streamed within the limits (``track``: the line being imported
+        is the one an error names)."""
         name = fmt.member(table)
-        with self.archive.open(name) as raw:
-            for number, line in enumerate(raw, 1):
-                row = parse_row(name, number, line)
-                if row is not None:
-                    yield row
+        for number, line in member_lines(self.archive, name, self.limits):
+            where = f"bundle member {name} line {number}"
+            if track:
+                self.where = where
+            row = parse_row(name, number, line)
+            if row is not None:
+                yield row
 
     def _small(self, table: str, merged: store.Merged, progress: fmt.Progress | None) -> None:
         total = self.manifest.count(table)
@@ -259,7 +309,7 @@ class _Import:
     def _memories(self, merged: store.Merged, progress: fmt.Progress | None) -> None:
         total = self.manifest.count("memory")
         keep = self.report.vectors_kept
-        vectors = _Vectors(self._rows(fmt.VECTORS) if keep else iter(()))
+        vectors = _Vectors(self._rows(fmt.VECTORS, track=False) if keep else iter(()))
         batch: list[store.ImportedMemory] = []
         done = 0
         for row in self._rows("memory"):

@@ -13,12 +13,10 @@ from datetime import datetime
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
+from agents_memory.clipping import MIN_SHOWN, clip
 from agents_memory.server.state import ServerState
 from agents_memory.store import knowledge
 from agents_memory.store.memories import MemoryRow
-
-MIN_SHOWN = 200
-"""A clipped turn keeps at least this many characters (else it is left out)."""
 
 
 class TurnOut(BaseModel):
@@ -53,15 +51,16 @@ def read_memory(
     after: int,
     max_chars: int,
 ) -> ReadResult:
+    read = max_chars + 1  # no turn can show more; one more tells that it was cut
     with state.pool.connection() as conn:
         if memory_id is not None:
-            anchor = knowledge.get_memory(conn, state.user_id, memory_id)
+            anchor = knowledge.get_memory(conn, state.user_id, memory_id, chars=read)
             if anchor is None:
                 raise ToolError(
                     f"no memory with id {memory_id}; use the `id` of a search_memory result"
                 )
         elif session_id:
-            anchor = knowledge.session_first_turn(conn, state.user_id, session_id)
+            anchor = knowledge.session_first_turn(conn, state.user_id, session_id, chars=read)
             if anchor is None:
                 raise ToolError(
                     f"no session {session_id!r}; use the `session_id` of a search_memory result"
@@ -72,10 +71,10 @@ def read_memory(
                 "read_memory needs `memory_id` (a search_memory result's id) or `session_id`"
             )
         earlier = knowledge.session_neighbours(
-            conn, state.user_id, anchor, direction="before", limit=before + 1
+            conn, state.user_id, anchor, direction="before", limit=before + 1, chars=read
         )
         later = knowledge.session_neighbours(
-            conn, state.user_id, anchor, direction="after", limit=after + 1
+            conn, state.user_id, anchor, direction="after", limit=after + 1, chars=read
         )
         total = knowledge.session_size(conn, state.user_id, anchor) if anchor.session_id else 1
     return _within_budget(anchor, earlier, later, before, after, max_chars, total)
@@ -129,10 +128,7 @@ def _within_budget(
 
 
 def _clip(row: MemoryRow, room: int, *, anchor: bool = False) -> TurnOut:
-    text = row.message
-    clipped = len(text) > room
-    if clipped:
-        text = text[: max(room, MIN_SHOWN) - 1] + "…"
+    text, clipped = clip(row.message, room)
     return TurnOut(
         id=row.id,
         role=row.role,

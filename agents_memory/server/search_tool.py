@@ -19,6 +19,7 @@ from agents_memory.recall.search import (
 )
 from agents_memory.recall.search_request import SearchRequest
 from agents_memory.server.state import ServerState
+from agents_memory.store.search import HIT_MAX_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,8 @@ class SearchHitOut(BaseModel):
     id: int
     role: str
     message: str
+    clipped: bool = False
+    chars: int | None = None
     agent_platform: str
     agent_model: str | None = None
     session_id: str | None = None
@@ -52,6 +55,7 @@ class SearchOutput(BaseModel):
     vector_used: bool = False
     weak: bool = False
     results: list[SearchHitOut] = []
+    next: str | None = None
 
 
 def search_request_of(**arguments: Any) -> SearchRequest:
@@ -84,4 +88,11 @@ def run_search(state: ServerState, request: SearchRequest, *, now: datetime) -> 
         raise ToolError(
             f"{exc}. Call search_memory without project, or with one of those projects."
         ) from exc
-    return SearchOutput.model_validate(result.as_dict())
+    output = SearchOutput.model_validate(result.as_dict())
+    clipped = [hit.id for hit in output.results if hit.clipped]
+    if clipped:
+        output.next = (
+            f"messages clipped to {HIT_MAX_CHARS} characters (ids {', '.join(map(str, clipped))});"
+            f" read one whole: read_memory memory_id={clipped[0]} before=0 after=0 max_chars=50000"
+        )
+    return output

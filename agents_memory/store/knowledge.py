@@ -24,10 +24,23 @@ class Profiles:
     sub_profile: str | None
 
 
-def get_memory(conn: psycopg.Connection[Any], user_id: int, memory_id: int) -> MemoryRow | None:
+def _columns(chars: int | None) -> str:
+    """:data:`MEMORY_COLUMNS`, or with the message cut to its first ``chars`` characters in
+    the database and no raw record (a reader that shows a budget of text; a captured turn can
+    hold megabytes)."""
+    if chars is None:
+        return MEMORY_COLUMNS
+    cut = f" left(message, {int(chars)}) AS message, NULL::text AS raw_message,"
+    return MEMORY_COLUMNS.replace(" message, raw_message,", cut)
+
+
+def get_memory(
+    conn: psycopg.Connection[Any], user_id: int, memory_id: int, *, chars: int | None = None
+) -> MemoryRow | None:
+    """Row ``memory_id`` of ``user_id`` (``chars``: its text cut there, see :func:`_columns`)."""
     with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
         cur.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memory WHERE id = %s AND user_id = %s",
+            f"SELECT {_columns(chars)} FROM memory WHERE id = %s AND user_id = %s",
             (memory_id, user_id),
         )
         return cur.fetchone()
@@ -152,6 +165,7 @@ def session_neighbours(
     *,
     direction: Literal["before", "after"],
     limit: int,
+    chars: int | None = None,
 ) -> list[MemoryRow]:
     """Up to ``limit`` turns of the anchor's session (same platform and session id) nearest to
     it on one side, nearest first; archived turns included (reading is lossless)."""
@@ -160,7 +174,7 @@ def session_neighbours(
     compare, order = ("<", "DESC") if direction == "before" else (">", "ASC")
     with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
         cur.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memory WHERE user_id = %s AND agent_platform = %s"
+            f"SELECT {_columns(chars)} FROM memory WHERE user_id = %s AND agent_platform = %s"
             f" AND session_id = %s AND (message_at, id) {compare} (%s, %s)"
             f" ORDER BY message_at {order}, id {order} LIMIT %s",
             (
@@ -176,12 +190,12 @@ def session_neighbours(
 
 
 def session_first_turn(
-    conn: psycopg.Connection[Any], user_id: int, session_id: str
+    conn: psycopg.Connection[Any], user_id: int, session_id: str, *, chars: int | None = None
 ) -> MemoryRow | None:
     """The first turn of a session (of the platform that has most of it when ids collide)."""
     with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
         cur.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memory WHERE user_id = %s AND session_id = %s"
+            f"SELECT {_columns(chars)} FROM memory WHERE user_id = %s AND session_id = %s"
             " ORDER BY message_at, id LIMIT 1",
             (user_id, session_id),
         )

@@ -24,7 +24,12 @@ from agents_memory.errors import AgentsMemoryError
 from agents_memory.ops.export import ExportRequest, default_path, export
 from agents_memory.ops.importer import ImportReport, import_bundle
 
-MAX_UPLOAD: Final = 2 * 1024**3
+MAX_UPLOAD: Final = 256 * 1024**2
+"""The largest upload the console takes (a bigger bundle: ``mcp-agents-memory import FILE``)."""
+TOO_LARGE: Final = (
+    f"the upload is larger than {MAX_UPLOAD // 1024**2} MiB: import a bundle this large with"
+    " `mcp-agents-memory import FILE`"
+)
 _CHUNK: Final = 1024 * 1024
 _KEY: Final = re.compile(r"[0-9a-f]{32}")
 """What :func:`upload` names a kept bundle by (``secrets.token_hex(16)``)."""
@@ -81,6 +86,8 @@ def _uploads(console: Console) -> Path:
 async def upload(request: Request) -> Response:
     """Keep the uploaded bundle and show what importing it would do (nothing written)."""
     console = console_from(request)
+    if not _declared_size_fits(request):
+        return back("/transfer", failed=TOO_LARGE)
     form = await change_form(request)
     try:
         bundle = form.get("bundle")
@@ -89,10 +96,17 @@ async def upload(request: Request) -> Response:
         key = secrets.token_hex(16)
         path = _uploads(console) / f"{key}.zip"
         if not await _save(bundle, path):
-            return back("/transfer", failed="the bundle is larger than 2 GiB")
+            return back("/transfer", failed=TOO_LARGE)
     finally:
         await form.close()
     return await _run_import(request, console, path, key, dry_run=True)
+
+
+def _declared_size_fits(request: Request) -> bool:
+    """Whether the request says how large it is and that is within :data:`MAX_UPLOAD` (checked
+    before the form is parsed, so a larger upload is never spooled to a temporary file)."""
+    declared = request.headers.get("content-length", "")
+    return declared.isdigit() and int(declared) <= MAX_UPLOAD + _CHUNK
 
 
 async def _save(bundle: UploadFile, path: Path) -> bool:

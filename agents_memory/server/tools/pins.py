@@ -13,6 +13,10 @@ from agents_memory.server import pins_tool
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
 from agents_memory.server.tools.text import Text, checked_text
 
+MAX_ITEMS = 200
+"""The most items a list or object ``payload`` holds (its text is capped too:
+``pins_tool.MAX_PAYLOAD``)."""
+
 ANNOTATIONS = ToolAnnotations(
     title="Task pins between agents",
     read_only_hint=False,
@@ -52,9 +56,15 @@ def register(server: MCPServer[Any]) -> None:
             Text | None, Field(description="create: one line saying what to do.")
         ] = None,
         payload: Annotated[
-            dict[str, Any] | list[Any] | Text | None,
+            Annotated[dict[str, Any], Field(max_length=MAX_ITEMS)]
+            | Annotated[list[Any], Field(max_length=MAX_ITEMS)]
+            | Text
+            | None,
             AfterValidator(checked_text),  # the strings inside an object or list too
-            Field(description="create: details the recipient needs (files, commands, context)."),
+            Field(
+                description="create: details the recipient needs (files, commands, context; "
+                f"a list or object of at most {MAX_ITEMS} items)."
+            ),
         ] = None,
         from_agent: Annotated[
             Text | None,

@@ -12,6 +12,9 @@ from agents_memory.server import tags_tool
 from agents_memory.server.tools.context import ServerContext, state_of
 from agents_memory.server.tools.text import Text
 
+MAX_IDS = 100
+"""The most suggestion ids one call takes (a longer list is refused before the tool runs)."""
+
 ANNOTATIONS = ToolAnnotations(
     title="Project tag decisions",
     read_only_hint=False,
@@ -41,7 +44,11 @@ def register(server: MCPServer[Any]) -> None:
         ] = None,
         suggestion_ids: Annotated[
             list[int] | None,
-            Field(description="apply_recommendations: the new-tag ids the user was shown."),
+            Field(
+                max_length=MAX_IDS,
+                description="apply_recommendations: the new-tag ids the user was shown "
+                f"(at most {MAX_IDS}).",
+            ),
         ] = None,
         source: Annotated[
             Text | None,

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agents_memory.store.search.types import (
+    HIT_MAX_CHARS,
     MAX_LIMIT,
     MatchWhy,
     SearchFilters,
@@ -49,6 +50,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "HIT_MAX_CHARS",
     "MAX_LIMIT",
     "MatchWhy",
     "SearchFilters",

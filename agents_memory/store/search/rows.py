@@ -9,12 +9,17 @@ from psycopg import sql
 
 from agents_memory.store.search.types import Arm, MatchWhy, SearchHit
 
+HIT_READ_CHARS = 64_000
+"""A hit's text is read up to this many characters (a captured turn can hold megabytes; the
+hit's confidence looks for the query's words in this much of it, and what leaves is clipped
+further, :data:`~agents_memory.store.search.types.HIT_MAX_CHARS`)."""
 HIT_COLUMNS = sql.SQL(
-    "m.id, m.role, m.message, m.agent_platform, m.agent_model, m.session_id, t.name,"
-    " m.d_tag, m.is_pinned, m.message_at, m.device_name, m.cwd, NOT m.is_active"
-)
+    "m.id, m.role, left(m.message, {read}), m.agent_platform, m.agent_model, m.session_id,"
+    " t.name, m.d_tag, m.is_pinned, m.message_at, m.device_name, m.cwd, NOT m.is_active,"
+    " length(m.message)"
+).format(read=sql.Literal(HIT_READ_CHARS))
 """On alias ``m`` (the memory row) and ``t`` (its canonical project tag, :data:`TAG_JOIN`)."""
-HIT_WIDTH = 13
+HIT_WIDTH = 14
 """How many columns :data:`HIT_COLUMNS` holds (a search's own columns follow them)."""
 TAG_JOIN = sql.SQL("LEFT JOIN project_tags t ON t.id = canonical_project_tag_id(m.p_tag_id)")
 
@@ -35,6 +40,7 @@ def hit(row: Sequence[Any], why: MatchWhy) -> SearchHit:
         device_name=row[10],
         cwd=row[11],
         archived=bool(row[12]),
+        chars=int(row[13]),
         why=why,
     )
 

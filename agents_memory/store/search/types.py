@@ -6,11 +6,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from agents_memory.clipping import clip
 from agents_memory.daterange import DateRange
 
 Used = Literal["hybrid", "fulltext", "vector", "ilike", "recency", "none"]
 Arm = Literal["fulltext", "vector", "context", "ilike", "recency"]
 MAX_LIMIT = 50
+HIT_MAX_CHARS = 4_000
+"""A hit's message leaves a search (MCP, the command line, the daemon's socket) clipped to this
+many characters (:func:`agents_memory.clipping.clip`); its id reads the rest (``read_memory``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +190,9 @@ class SearchHit:
     ``mcp-agents-memory restore --id`` brings it back."""
     confidence: float | None = None
     """Roughly the chance that this is the turn asked for (:mod:`.confidence`)."""
+    chars: int | None = None
+    """The whole message's length (``message`` holds at most its first
+    :data:`~agents_memory.store.search.rows.HIT_READ_CHARS` characters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,29 +225,35 @@ class SearchResult:
             "p_tag": self.p_tag,
             "vector_used": self.vector_used,
             "weak": self.weak,
-            "results": [
-                {
-                    "id": h.id,
-                    "role": h.role,
-                    "message": h.message,
-                    "agent_platform": h.agent_platform,
-                    "agent_model": h.agent_model,
-                    "session_id": h.session_id,
-                    "p_tag_name": h.p_tag,
-                    "d_tag": list(h.d_tag),
-                    "is_pinned": h.is_pinned,
-                    "archived": h.archived,
-                    "message_at": h.message_at.isoformat(),
-                    "device_name": h.device_name,
-                    "cwd": h.cwd,
-                    "similarity": h.why.similarity,
-                    "confidence": h.confidence,
-                    "why": {
-                        k: (list(v) if isinstance(v, tuple) else v)
-                        for k, v in asdict(h.why).items()
-                        if v is not None
-                    },
-                }
-                for h in self.hits
-            ],
+            "results": [_hit_dict(h) for h in self.hits],
         }
+
+
+def _hit_dict(h: SearchHit) -> dict[str, Any]:
+    """A hit's JSON-ready form, its message clipped to :data:`HIT_MAX_CHARS`."""
+    message, clipped = clip(h.message, HIT_MAX_CHARS)
+    clipped = clipped or (h.chars is not None and h.chars > len(h.message))
+    return {
+        "id": h.id,
+        "role": h.role,
+        "message": message,
+        "clipped": clipped,
+        "chars": h.chars if h.chars is not None else len(h.message),
+        "agent_platform": h.agent_platform,
+        "agent_model": h.agent_model,
+        "session_id": h.session_id,
+        "p_tag_name": h.p_tag,
+        "d_tag": list(h.d_tag),
+        "is_pinned": h.is_pinned,
+        "archived": h.archived,
+        "message_at": h.message_at.isoformat(),
+        "device_name": h.device_name,
+        "cwd": h.cwd,
+        "similarity": h.why.similarity,
+        "confidence": h.confidence,
+        "why": {
+            k: (list(v) if isinstance(v, tuple) else v)
+            for k, v in asdict(h.why).items()
+            if v is not None
+        },
+    }

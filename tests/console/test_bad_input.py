@@ -27,7 +27,10 @@ PAGES: dict[str, tuple[str, ...]] = {
     "/live": (*TIMELINE, "after"),
     "/search": (
         "q",
-        "p_tag",
+        "project",
+        "since",
+        "until",
+        "p_tag",  # the older names, still read for one release
         "date_range",
         "role",
         "platform",

@@ -68,7 +68,7 @@ def test_every_text_argument_of_every_tool_names_what_is_wrong(
             assert says in message and name in message, (tool.name, name, message)
             assert "Error executing tool" in message and "Traceback" not in message
             checked.append(f"{tool.name}.{name}")
-    for expected in ("search_memory.query", "search_memory.p_tag", "read_memory.session_id"):
+    for expected in ("search_memory.query", "search_memory.project", "read_memory.session_id"):
         assert expected in checked
     assert any(c.endswith(".to") for c in checked) and any(c.endswith(".source") for c in checked)
     assert len(checked) >= 20, checked

@@ -16,10 +16,16 @@ and print its :class:`ImportReport`. The steps:
    embedder makes them (``reembed`` in the report).
 4. ``dry_run``: the same work, the same report, then a rollback: nothing is written.
 
-What is "the same": a memory with the bundle's key and the same text is *present*; with other
+What is "the same": a memory with the bundle's key, session and text is *present*; with other
 text it is a *conflict*, reported and left as it is here (an import never overwrites what this
-pool holds; edit or forget the row here, or keep both by design). A second import of the same
-bundle therefore reports everything present and changes nothing.
+pool holds; edit or forget the row here, or keep both by design). A key that holds a turn of
+another session here is another turn: imported under a scoped key
+(:mod:`agents_memory.ops.import_memories`). A second import of the same bundle therefore
+reports everything present and changes nothing.
+
+Every row is accounted for (:mod:`agents_memory.ops.import_report`): imported, present, or
+refused with its reason (unknown user, admission, conflict, …); new users, devices and profile
+fields filled are listed, in the dry run as in the import.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import json
 import time
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,31 +48,12 @@ from agents_memory.embeddings import embedding_spec
 from agents_memory.errors import BundleError
 from agents_memory.gitinfo import GitInfo
 from agents_memory.ops import bundle_format as fmt
+from agents_memory.ops import import_report as why
+from agents_memory.ops.import_memories import BATCH, MemoryMerge
+from agents_memory.ops.import_report import ImportReport
 from agents_memory.store import bundle_import as store
 from agents_memory.store import database, entry, migrate, vectors
 from agents_memory.store.memories import notify_new_memories
-
-BATCH = 5000
-CONFLICTS_SHOWN = 20
-
-
-@dataclass(slots=True)
-class ImportReport:
-    path: Path
-    dry_run: bool
-    tables: dict[str, store.Merged] = field(default_factory=dict)
-    refused: dict[str, int] = field(default_factory=dict)
-    """Memories admission refused, by reason (``excluded``, ``private-only``, …)."""
-    conflict_keys: list[str] = field(default_factory=list)
-    """The first :data:`CONFLICTS_SHOWN` conflicts (memory keys, user profile fields)."""
-    vectors_kept: bool = False
-    reembed: int = 0
-    """New memories left without a vector for the Cold Path to embed."""
-    seconds: float = 0.0
-
-    @property
-    def conflicts(self) -> int:
-        return sum(m.conflicts for m in self.tables.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,114 +177,147 @@ class _Import:
         self.admission = admission
         self.report = report
         self.vectors_written = 0
+        self.users: set[str] = set()
+        self.tags: set[str] = set()
 
     def run(self, progress: fmt.Progress | None) -> None:
         for table in fmt.TABLES:
-            merged = store.Merged()
+            self.report.tally(table)
             if table == "memory":
-                self._memories(merged, progress)
+                self._memories(progress)
             elif table == "users":
-                for row in self._rows(table):
-                    merged.add(store.merge_user(self.conn, row))
+                self._users()
             elif table == "project_tags":
-                self._tags(merged)
+                self._tags()
             else:
-                self._small(table, merged, progress)
-            self.report.tables[table] = merged
-            room = CONFLICTS_SHOWN - len(self.report.conflict_keys)
-            self.report.conflict_keys.extend(merged.conflict_keys[: max(room, 0)])
-            merged.conflict_keys = []
+                self._small(table, progress)
 
     def _rows(self, table: str) -> Iterator[dict[str, Any]]:
+        for _line, row in self._numbered(table):
+            yield row
+
+    def _numbered(self, table: str) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The member's rows with their line numbers (from 1)."""
         with self.archive.open(fmt.member(table)) as raw:
-            for line in io.TextIOWrapper(raw, encoding="utf-8"):
-                if line.strip():
-                    yield json.loads(line)
+            for line, text in enumerate(io.TextIOWrapper(raw, encoding="utf-8"), 1):
+                if text.strip():
+                    yield line, json.loads(text)
 
-    def _small(self, table: str, merged: store.Merged, progress: fmt.Progress | None) -> None:
-        total = self.manifest.count(table)
-        for done, found in enumerate(self._rows(table), 1):
-            row = found
-            if table == "memory_history":
-                admitted = self._admit_text(found["old_message"], found["memory"])
-                if admitted is None:
-                    continue
-                row = {**found, "old_message": admitted}
-            if store.insert_row(self.conn, table, row):
-                merged.new += 1
+    def _users(self) -> None:
+        tally = self.report.tally("users")
+        for line, row in self._numbered("users"):
+            tally.rows += 1
+            name = row["user_name"]
+            merged = store.merge_user(self.conn, row)
+            filled = ", ".join(merged.filled)
+            if merged.created:
+                tally.new += 1
+                self.report.new_user(repr(name) + (f" (with {filled})" if filled else ""))
+            elif merged.differ:
+                detail = (
+                    f"user {name!r}: {', '.join(merged.differ)} differs from this pool's"
+                    " (this pool's text kept)"
+                )
+                self.report.refuse("users", line, why.CONFLICT, detail)
             else:
-                merged.present += 1
-            if progress is not None and done % 1000 == 0:
-                progress(table, done, total)
+                tally.present += 1
+            if filled and not merged.created:
+                self.report.profile_change(
+                    f"user {name!r}: {filled} filled from the bundle (it was empty here)"
+                )
+        self.users = store.user_names(self.conn)
 
-    def _admit_text(self, text: str, key: str) -> str | None:
-        result = self.admission.imported(text, raw=None, cwd=None, git=GitInfo(None, None), key=key)
-        return None if isinstance(result, Refused) else result.text
+    def _small(self, table: str, progress: fmt.Progress | None) -> None:
+        tally = self.report.tally(table)
+        total = self.manifest.count(table)
+        for line, found in self._numbered(table):
+            tally.rows += 1
+            row = self._placeable(table, line, found)
+            if row is None:
+                pass
+            elif store.insert_row(self.conn, table, row):
+                tally.new += 1
+            elif table == "memory_history" and not store.memory_known(self.conn, row["memory"]):
+                detail = f"an edit of memory {row['memory']!r}, which neither pool nor bundle has"
+                self.report.refuse(table, line, why.UNKNOWN_MEMORY, detail)
+            else:
+                tally.present += 1
+            if progress is not None and tally.rows % 1000 == 0:
+                progress(table, tally.rows, total)
 
-    def _tags(self, merged: store.Merged) -> None:
+    def _placeable(self, table: str, line: int, row: dict[str, Any]) -> dict[str, Any] | None:
+        """``row`` ready to insert, or ``None`` when what it names is missing (refused here)."""
+        user = row.get("user_name")
+        if table != "memory_history" and user not in self.users:
+            self.report.refuse(table, line, why.UNKNOWN_USER, f"unknown user {user!r}")
+            return None
+        tags = [row.get("p_tag")] if table == "tag_summaries" else []
+        if table == "alias_suggestions":
+            tags = [row.get("source_tag"), row.get("target_tag")]
+        missing = [t for t in tags if t is not None and t not in self.tags]
+        if missing or (table == "tag_summaries" and row.get("p_tag") is row.get("d_tag") is None):
+            detail = f"unknown project {missing[0]!r}" if missing else "no project and no topic"
+            self.report.refuse(table, line, why.UNKNOWN_TAG if missing else why.NO_TARGET, detail)
+            return None
+        if table != "memory_history":
+            return row
+        result = self.admission.imported(
+            row["old_message"], raw=None, cwd=None, git=GitInfo(None, None), key=row["memory"]
+        )
+        if isinstance(result, Refused):
+            detail = f"an earlier text of {row['memory']!r}: refused by admission ({result.reason})"
+            self.report.refuse(table, line, result.reason, detail)
+            return None
+        return {**row, "old_message": result.text}
+
+    def _tags(self) -> None:
         """Tags by name; an alias is inserted after the tag it points at (a cycle, or a target
         the bundle lacks, is linked afterwards or left unaliased)."""
-        rows = list(self._rows("project_tags"))
-        known = store.existing_tags(self.conn, [r["name"] for r in rows])
-        merged.present = len(known)
-        waiting = [r for r in rows if r["name"] not in known]
+        tally = self.report.tally("project_tags")
+        rows = list(self._numbered("project_tags"))
+        tally.rows = len(rows)
+        known = store.existing_tags(self.conn, [r["name"] for _n, r in rows])
+        first: dict[str, tuple[int, dict[str, Any]]] = {}
+        waiting: list[tuple[int, dict[str, Any]]] = []
+        for line, row in rows:
+            earlier = first.setdefault(row["name"], (line, row))
+            if earlier[0] != line and earlier[1] != row:
+                detail = f"tag {row['name']!r} as line {earlier[0]}, with other content"
+                self.report.refuse("project_tags", line, why.DUPLICATE_NAME, detail)
+            elif earlier[0] != line or row["name"] in known:
+                tally.present += 1
+            else:
+                waiting.append((line, row))
         while waiting:
-            ready = [r for r in waiting if r["alias_of"] is None or r["alias_of"] in known]
+            ready = [(n, r) for n, r in waiting if r["alias_of"] is None or r["alias_of"] in known]
             late = not ready
-            for row in ready or waiting:
+            for line, row in ready or waiting:
                 store.insert_row(
                     self.conn, "project_tags", {**row, "alias_of": None} if late else row
                 )
                 known.add(row["name"])
-                merged.new += 1
+                tally.new += 1
                 if late and row["alias_of"] is not None:
                     store.link_alias(self.conn, row["name"], row["alias_of"])
-            waiting = [r for r in waiting if r["name"] not in known]
+                    if not store.existing_tags(self.conn, [row["alias_of"]]):
+                        text = f"tag {row['name']!r} imported without its alias of the unknown"
+                        self.report.note("project_tags", line, f"{text} {row['alias_of']!r}")
+            waiting = [(n, r) for n, r in waiting if r["name"] not in known]
+        self.tags = store.tag_names(self.conn)
 
-    def _memories(self, merged: store.Merged, progress: fmt.Progress | None) -> None:
+    def _memories(self, progress: fmt.Progress | None) -> None:
         total = self.manifest.count("memory")
         keep = self.report.vectors_kept
         vectors = _Vectors(self._rows(fmt.VECTORS) if keep else iter(()))
-        batch: list[store.ImportedMemory] = []
-        done = 0
-        for row in self._rows("memory"):
-            done += 1
-            imported = self._admit_memory(row, vectors.take(row["external_uuid"]))
-            if imported is not None:
-                batch.append(imported)
-                self.vectors_written += imported.embedding is not None
-            if len(batch) >= BATCH:
-                merged.add(store.merge_memories(self.conn, batch, vectors=keep))
-                batch = []
-                if progress is not None:
-                    progress("memory", done, total)
-        merged.add(store.merge_memories(self.conn, batch, vectors=keep))
-        self.vectors_written = min(self.vectors_written, merged.new)
+        merge = MemoryMerge(self.conn, self.report, self.admission, vectors=keep)
+        for line, row in self._numbered("memory"):
+            merge.add(line, row, vectors.take(row["external_uuid"]))
+            if progress is not None and merge.tally.rows % BATCH == 0:
+                progress("memory", merge.tally.rows, total)
+        merge.flush()
+        self.vectors_written = merge.vectors_written
         if progress is not None:
-            progress("memory", done, total)
-
-    def _admit_memory(
-        self, row: dict[str, Any], vector: dict[str, Any] | None
-    ) -> store.ImportedMemory | None:
-        key = row["external_uuid"]
-        git = GitInfo(row.get("git_root"), row.get("git_remote"))
-        result = self.admission.imported(
-            row["message"], raw=row.get("raw_message"), cwd=row.get("cwd"), git=git, key=key
-        )
-        if isinstance(result, Refused):
-            self.report.refused[result.reason] = self.report.refused.get(result.reason, 0) + 1
-            return None
-        values = {k: v for k, v in row.items() if k not in ("message", "raw_message")}
-        values["source"] = row.get("source") or "import"
-        return store.ImportedMemory(
-            external_uuid=key,
-            user_name=row["user_name"],
-            message=result.text,
-            raw_message=result.raw,
-            values=values,
-            embedding=vector["embedding"] if vector else None,
-            embedding_model=vector["model"] if vector else None,
-        )
+            progress("memory", merge.tally.rows, total)
 
 
 class _Vectors:

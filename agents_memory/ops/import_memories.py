@@ -29,6 +29,7 @@ from agents_memory.admission.admit import Admission, Refused
 from agents_memory.gitinfo import GitInfo
 from agents_memory.ops import import_report as why
 from agents_memory.ops.import_report import ImportReport
+from agents_memory.ops.import_rows import memory_problem, vector_problem
 from agents_memory.store import bundle_import as store
 from agents_memory.store.bundle_import import ImportedMemory, StoredTurn
 
@@ -68,12 +69,14 @@ class MemoryMerge:
         admission: Admission,
         *,
         vectors: bool,
+        dim: int | None,
     ) -> None:
         self.conn = conn
         self.report = report
         self.tally = report.tally(MEMBER)
         self.admission = admission
         self.vectors = vectors
+        self.dim = dim
         self.users = store.user_names(conn)
         self.devices = store.device_names(conn)
         self.batch: list[_Row] = []
@@ -82,6 +85,10 @@ class MemoryMerge:
     def add(self, line: int, row: dict[str, Any], vector: dict[str, Any] | None) -> None:
         """One bundle row: refused now, or queued for the batch's decision."""
         self.tally.rows += 1
+        problem = memory_problem(row)
+        if problem is not None:
+            self._refuse(line, why.MALFORMED, f"{problem} (not a row an export writes)")
+            return
         key, user = row["external_uuid"], row["user_name"]
         if user not in self.users:
             self._refuse(line, why.UNKNOWN_USER, f"unknown user {user!r} (key {key!r})")
@@ -98,6 +105,10 @@ class MemoryMerge:
                 line, result.reason, f"refused by admission: {result.reason} (key {key!r})"
             )
             return
+        if vector is not None and (bad := vector_problem(vector, self.dim)) is not None:
+            text = f"the vector of {key!r} is left out ({bad}); the Cold Path embeds the turn"
+            self.report.note(MEMBER, line, text)
+            vector = None
         values = {k: v for k, v in row.items() if k not in ("message", "raw_message")}
         values["source"] = row.get("source") or "import"
         memory = ImportedMemory(

@@ -29,6 +29,8 @@ NO_TARGET: Final = "no project or topic"
 DUPLICATE_NAME: Final = "same name, other content"
 KEY_TOO_LONG: Final = "key too long"
 RACED: Final = "stored meanwhile"
+MALFORMED: Final = "malformed"
+"""A row not of the shape an export writes (:mod:`agents_memory.ops.import_rows`)."""
 
 
 @dataclass(slots=True)

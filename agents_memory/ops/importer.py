@@ -42,15 +42,14 @@ from typing import Any
 
 import psycopg
 
-from agents_memory.admission.admit import Admission, Refused, create_admission
+from agents_memory.admission.admit import Admission, create_admission
 from agents_memory.config import Settings
 from agents_memory.embeddings import embedding_spec
 from agents_memory.errors import BundleError
-from agents_memory.gitinfo import GitInfo
 from agents_memory.ops import bundle_format as fmt
-from agents_memory.ops import import_report as why
 from agents_memory.ops.import_memories import BATCH, MemoryMerge
 from agents_memory.ops.import_report import ImportReport
+from agents_memory.ops.import_tables import TableMerge
 from agents_memory.store import bundle_import as store
 from agents_memory.store import database, entry, migrate, vectors
 from agents_memory.store.memories import notify_new_memories
@@ -147,6 +146,7 @@ def import_bundle(
         )
         store.prepare(conn)
         job = _Import(conn, archive, manifest, create_admission(settings, home=home), report)
+        job.dim = spec.dim if spec is not None else None
         job.run(progress)
         if status.enabled:
             report.reembed = report.tables["memory"].new - job.vectors_written
@@ -177,8 +177,8 @@ class _Import:
         self.admission = admission
         self.report = report
         self.vectors_written = 0
-        self.users: set[str] = set()
-        self.tags: set[str] = set()
+        self.dim: int | None = None
+        self.tables = TableMerge(conn, report, admission)
 
     def run(self, progress: fmt.Progress | None) -> None:
         for table in fmt.TABLES:
@@ -186,132 +186,32 @@ class _Import:
             if table == "memory":
                 self._memories(progress)
             elif table == "users":
-                self._users()
+                self.tables.users(self._numbered(table))
             elif table == "project_tags":
-                self._tags()
+                self.tables.tags(list(self._numbered(table)))
             else:
-                self._small(table, progress)
+                total = self.manifest.count(table)
+                self.tables.small(table, self._numbered(table), progress, total)
 
-    def _rows(self, table: str) -> Iterator[dict[str, Any]]:
+    def _rows(self, table: str) -> Iterator[Any]:
         for _line, row in self._numbered(table):
             yield row
 
-    def _numbered(self, table: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    def _numbered(self, table: str) -> Iterator[tuple[int, Any]]:
         """The member's rows with their line numbers (from 1)."""
         with self.archive.open(fmt.member(table)) as raw:
             for line, text in enumerate(io.TextIOWrapper(raw, encoding="utf-8"), 1):
                 if text.strip():
                     yield line, json.loads(text)
 
-    def _users(self) -> None:
-        tally = self.report.tally("users")
-        for line, row in self._numbered("users"):
-            tally.rows += 1
-            name = row["user_name"]
-            merged = store.merge_user(self.conn, row)
-            filled = ", ".join(merged.filled)
-            if merged.created:
-                tally.new += 1
-                self.report.new_user(repr(name) + (f" (with {filled})" if filled else ""))
-            elif merged.differ:
-                detail = (
-                    f"user {name!r}: {', '.join(merged.differ)} differs from this pool's"
-                    " (this pool's text kept)"
-                )
-                self.report.refuse("users", line, why.CONFLICT, detail)
-            else:
-                tally.present += 1
-            if filled and not merged.created:
-                self.report.profile_change(
-                    f"user {name!r}: {filled} filled from the bundle (it was empty here)"
-                )
-        self.users = store.user_names(self.conn)
-
-    def _small(self, table: str, progress: fmt.Progress | None) -> None:
-        tally = self.report.tally(table)
-        total = self.manifest.count(table)
-        for line, found in self._numbered(table):
-            tally.rows += 1
-            row = self._placeable(table, line, found)
-            if row is None:
-                pass
-            elif store.insert_row(self.conn, table, row):
-                tally.new += 1
-            elif table == "memory_history" and not store.memory_known(self.conn, row["memory"]):
-                detail = f"an edit of memory {row['memory']!r}, which neither pool nor bundle has"
-                self.report.refuse(table, line, why.UNKNOWN_MEMORY, detail)
-            else:
-                tally.present += 1
-            if progress is not None and tally.rows % 1000 == 0:
-                progress(table, tally.rows, total)
-
-    def _placeable(self, table: str, line: int, row: dict[str, Any]) -> dict[str, Any] | None:
-        """``row`` ready to insert, or ``None`` when what it names is missing (refused here)."""
-        user = row.get("user_name")
-        if table != "memory_history" and user not in self.users:
-            self.report.refuse(table, line, why.UNKNOWN_USER, f"unknown user {user!r}")
-            return None
-        tags = [row.get("p_tag")] if table == "tag_summaries" else []
-        if table == "alias_suggestions":
-            tags = [row.get("source_tag"), row.get("target_tag")]
-        missing = [t for t in tags if t is not None and t not in self.tags]
-        if missing or (table == "tag_summaries" and row.get("p_tag") is row.get("d_tag") is None):
-            detail = f"unknown project {missing[0]!r}" if missing else "no project and no topic"
-            self.report.refuse(table, line, why.UNKNOWN_TAG if missing else why.NO_TARGET, detail)
-            return None
-        if table != "memory_history":
-            return row
-        result = self.admission.imported(
-            row["old_message"], raw=None, cwd=None, git=GitInfo(None, None), key=row["memory"]
-        )
-        if isinstance(result, Refused):
-            detail = f"an earlier text of {row['memory']!r}: refused by admission ({result.reason})"
-            self.report.refuse(table, line, result.reason, detail)
-            return None
-        return {**row, "old_message": result.text}
-
-    def _tags(self) -> None:
-        """Tags by name; an alias is inserted after the tag it points at (a cycle, or a target
-        the bundle lacks, is linked afterwards or left unaliased)."""
-        tally = self.report.tally("project_tags")
-        rows = list(self._numbered("project_tags"))
-        tally.rows = len(rows)
-        known = store.existing_tags(self.conn, [r["name"] for _n, r in rows])
-        first: dict[str, tuple[int, dict[str, Any]]] = {}
-        waiting: list[tuple[int, dict[str, Any]]] = []
-        for line, row in rows:
-            earlier = first.setdefault(row["name"], (line, row))
-            if earlier[0] != line and earlier[1] != row:
-                detail = f"tag {row['name']!r} as line {earlier[0]}, with other content"
-                self.report.refuse("project_tags", line, why.DUPLICATE_NAME, detail)
-            elif earlier[0] != line or row["name"] in known:
-                tally.present += 1
-            else:
-                waiting.append((line, row))
-        while waiting:
-            ready = [(n, r) for n, r in waiting if r["alias_of"] is None or r["alias_of"] in known]
-            late = not ready
-            for line, row in ready or waiting:
-                store.insert_row(
-                    self.conn, "project_tags", {**row, "alias_of": None} if late else row
-                )
-                known.add(row["name"])
-                tally.new += 1
-                if late and row["alias_of"] is not None:
-                    store.link_alias(self.conn, row["name"], row["alias_of"])
-                    if not store.existing_tags(self.conn, [row["alias_of"]]):
-                        text = f"tag {row['name']!r} imported without its alias of the unknown"
-                        self.report.note("project_tags", line, f"{text} {row['alias_of']!r}")
-            waiting = [(n, r) for n, r in waiting if r["name"] not in known]
-        self.tags = store.tag_names(self.conn)
-
     def _memories(self, progress: fmt.Progress | None) -> None:
         total = self.manifest.count("memory")
         keep = self.report.vectors_kept
         vectors = _Vectors(self._rows(fmt.VECTORS) if keep else iter(()))
-        merge = MemoryMerge(self.conn, self.report, self.admission, vectors=keep)
+        merge = MemoryMerge(self.conn, self.report, self.admission, vectors=keep, dim=self.dim)
         for line, row in self._numbered("memory"):
-            merge.add(line, row, vectors.take(row["external_uuid"]))
+            key = row.get("external_uuid") if isinstance(row, dict) else None
+            merge.add(line, row, vectors.take(key))
             if progress is not None and merge.tally.rows % BATCH == 0:
                 progress("memory", merge.tally.rows, total)
         merge.flush()
@@ -328,8 +228,8 @@ class _Vectors:
         self._rows = rows
         self._next: dict[str, Any] | None = next(rows, None)
 
-    def take(self, key: str) -> dict[str, Any] | None:
-        if self._next is None or self._next["external_uuid"] != key:
+    def take(self, key: object) -> dict[str, Any] | None:
+        if not isinstance(self._next, dict) or self._next.get("external_uuid") != key:
             return None
         found, self._next = self._next, next(self._rows, None)
         return found

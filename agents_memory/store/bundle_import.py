@@ -16,15 +16,17 @@ The caller owns the transaction (an import is one transaction; ``--dry-run`` rol
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import psycopg
 from psycopg.types.json import Jsonb
 
 from agents_memory.store.bundle import KEY_SQL
 from agents_memory.store.memories import AdmittedText
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,6 +348,24 @@ _INSERTS: Final[dict[str, str]] = {
     ),
 }
 """Each small table's insert of one bundle row (by name); it returns a row when it inserted."""
+
+
+class RowRefused(Exception):
+    """The database refused one bundle row (a wrong type, a NUL byte, a broken check)."""
+
+
+def guarded(conn: psycopg.Connection[Any], work: Callable[[], T]) -> T:
+    """``work()`` in a savepoint: a row the database refuses raises :class:`RowRefused` with
+    its reason, and the import's transaction goes on without it."""
+    try:
+        with conn.transaction():
+            return work()
+    except KeyError as exc:
+        raise RowRefused(f"it has no {exc.args[0]!r} field") from None
+    except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
+        raise RowRefused(str(exc).split("\n", 1)[0]) from None
+    except (ValueError, TypeError) as exc:
+        raise RowRefused(str(exc).split("\n", 1)[0]) from None
 
 
 def insert_row(conn: psycopg.Connection[Any], table: str, row: dict[str, Any]) -> bool:

@@ -269,3 +269,58 @@ def test_an_edit_of_a_memory_nowhere_is_refused_not_counted_present(
     assert "memory_history.jsonl line 2: an edit of memory 'nowhere'" in " ".join(
         report["refusals"]
     )
+
+
+def test_rows_of_the_wrong_shape_are_refused_each_with_what_was_expected(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    bundle = make_bundle(
+        tmp_path / "b.zip",
+        users=[user("tester"), {"user_name": 7}, {**user("bob"), "core_profile": "a\x00b"}],
+        project_tags=[{"name": None}],
+        memory=[
+            turn("k1", "fine"),
+            turn("k2", "who?", role="system"),
+            turn("k3", 5),
+            turn("k4", "nul", session_id="s\x00"),
+            turn("k5", "flag", subagent="yes"),
+            [1, 2],
+            turn("k6", "when?", message_at="yesterday"),
+            turn("", "no key"),
+        ],
+        profile_history=[
+            {
+                "user_name": "tester",
+                "field": "bogus",
+                "old_value": None,
+                "new_value": "x",
+                "changed_by": "librarian",
+                "created_at": T0,
+            }
+        ],
+        memory_history=[{"memory": "k1", "old_message": 5, "changed_by": "x", "created_at": T0}],
+    )
+
+    report = import_json(machine_env(tmp_path / "h", empty_db_url), bundle)
+
+    tables = report["tables"]
+    assert tables["memory"] == {"rows": 8, "new": 1, "present": 0, "refused": {"malformed": 7}}
+    assert tables["users"] == {"rows": 3, "new": 1, "present": 0, "refused": {"malformed": 2}}
+    for member in ("project_tags", "profile_history", "memory_history"):
+        assert tables[member]["refused"] == {"malformed": 1}, member
+    refusals = "\n".join(report["refusals"])
+    for expected in (
+        "memory.jsonl line 2: role 'system' is not user or assistant",
+        "memory.jsonl line 3: message is not a non-empty text",
+        "memory.jsonl line 4: session_id holds a NUL character",
+        "memory.jsonl line 5: subagent is not true or false",
+        "memory.jsonl line 6: the line is not a JSON object",
+        "memory.jsonl line 7: message_at 'yesterday' is not an ISO 8601 time",
+        "memory.jsonl line 8: external_uuid is not a non-empty text",
+        "users.jsonl line 2: no user_name text",
+        "users.jsonl line 3: user 'bob': ",
+        "profile_history.jsonl line 1: ",
+        "memory_history.jsonl line 1: memory and old_message are not texts",
+    ):
+        assert expected in refusals, expected
+    assert set(_memories(empty_db_url)) == {"k1"}

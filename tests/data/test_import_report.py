@@ -15,7 +15,9 @@ import psycopg
 
 from agents_memory.ops import bundle_format as fmt
 from agents_memory.ops.import_memories import scoped_key
+from agents_memory.ops.importer import import_bundle
 from agents_memory.store import migrate
+from tests.conftest import TEST_DIM, TEST_MODEL
 from tests.data.pool import machine_env, run
 
 T0 = "2026-01-01T00:00:00+00:00"
@@ -69,10 +71,15 @@ def edit(key: str, old: str) -> dict[str, Any]:
     return {"memory": key, "old_message": old, "changed_by": "manage_knowledge", "created_at": T0}
 
 
-def make_bundle(path: Path, **members: list[dict[str, Any]]) -> Path:
-    """A bundle holding ``members`` (table -> rows; the other tables empty), checksummed."""
+def make_bundle(
+    path: Path, manifest_extra: dict[str, Any] | None = None, **members: list[dict[str, Any]]
+) -> Path:
+    """A bundle holding ``members`` (table -> rows; the other tables empty), checksummed.
+    Lines are ASCII JSON, so a row may carry a lone surrogate (as a ``\\ud800`` escape)."""
+    tables = [*fmt.TABLES, *([fmt.VECTORS] if fmt.VECTORS in members else [])]
     data = {
-        fmt.member(t): b"".join(fmt.dump_line(r) for r in members.get(t, [])) for t in fmt.TABLES
+        fmt.member(t): b"".join(json.dumps(r).encode() + b"\n" for r in members.get(t, []))
+        for t in tables
     }
     manifest = {
         "product": fmt.PRODUCT,
@@ -80,6 +87,7 @@ def make_bundle(path: Path, **members: list[dict[str, Any]]) -> Path:
         "schema_version": migrate.latest_version(),
         "counts": {t: len(members.get(t, [])) for t in fmt.TABLES},
         "sha256": {n: hashlib.sha256(b).hexdigest() for n, b in data.items()},
+        **(manifest_extra or {}),
     }
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr(fmt.MANIFEST, fmt.manifest_bytes(manifest))
@@ -324,3 +332,42 @@ def test_rows_of_the_wrong_shape_are_refused_each_with_what_was_expected(
     ):
         assert expected in refusals, expected
     assert set(_memories(empty_db_url)) == {"k1"}
+
+
+def test_a_vector_that_does_not_fit_this_pool_is_left_out_and_the_turn_embedded_again(
+    make_settings: Any, db_url: str, tmp_path: Path
+) -> None:
+    settings = make_settings(
+        database_url=db_url,
+        embedding_backend="openai",
+        embedding_model=TEST_MODEL,
+        embedding_dim=TEST_DIM,
+        embedding_base_url="http://127.0.0.1:9/v1",
+    )
+    good = "[" + ",".join(["0.5"] * TEST_DIM) + "]"
+    bundle = make_bundle(
+        tmp_path / "v.zip",
+        {"vectors": True, "embedding": {"model": TEST_MODEL, "dim": TEST_DIM}},
+        users=[user("tester")],
+        memory=[turn("v1", "one"), turn("v2", "two"), turn("v3", "three")],
+        vectors=[
+            {"external_uuid": "v1", "model": TEST_MODEL, "embedding": good},
+            {"external_uuid": "v2", "model": TEST_MODEL, "embedding": "[1,2]"},
+            {"external_uuid": "v3", "model": TEST_MODEL, "embedding": good.replace("0.5", "1e9")},
+        ],
+    )
+
+    report = import_bundle(settings, bundle, home=tmp_path)
+
+    assert report.vectors_kept and report.tables["memory"].new == 3 and report.reembed == 2
+    assert report.notes == [
+        "memory.jsonl line 2: the vector of 'v2' is left out (its embedding has 2 dimensions,"
+        f" not {TEST_DIM}); the Cold Path embeds the turn",
+        "memory.jsonl line 3: the vector of 'v3' is left out (its embedding holds a value out"
+        " of range); the Cold Path embeds the turn",
+    ]
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute(
+            "SELECT external_uuid FROM memory WHERE embedding IS NOT NULL"
+        ).fetchall()
+    assert rows == [("v1",)]

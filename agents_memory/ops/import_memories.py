@@ -132,8 +132,13 @@ class MemoryMerge:
         rows, self.batch = self.batch, []
         if not rows:
             return
-        keys = [r.memory.external_uuid for r in rows] + [r.scoped() for r in rows]
-        stored = store.stored_turns(self.conn, keys)
+        stored = store.stored_turns(self.conn, [r.memory.external_uuid for r in rows])
+        idents: dict[str, set[tuple[Any, Any, Any]]] = {}
+        for r in rows:
+            idents.setdefault(r.memory.external_uuid, set()).add(r.ident)
+        strangers = [r.scoped() for r in rows if _stranger(r, stored, idents)]
+        if strangers:  # rows whose key holds another session's turn: their scoped keys too
+            stored.update(store.stored_turns(self.conn, strangers))
         pending: dict[str, StoredTurn] = {}
         accepted: list[tuple[_Row, str]] = []
         remembered: list[tuple[str, str, int, bool]] = []
@@ -172,7 +177,8 @@ class MemoryMerge:
         """The key ``row`` is imported or present under (present when a row holds it), or
         ``None`` when it is refused (counted and listed here)."""
         bundle_key = row.memory.external_uuid
-        for key in (bundle_key, row.scoped()):
+        for attempt in range(2):
+            key = row.scoped() if attempt else bundle_key
             other = pending.get(key) or stored.get(key)
             if other is None:
                 if key != bundle_key:
@@ -204,6 +210,18 @@ class MemoryMerge:
         detail = f"key {bundle_key!r} and its scoped key both hold turns of other sessions"
         self._refuse(row.line, why.CONFLICT, detail)
         return None
+
+
+def _stranger(
+    row: _Row, stored: dict[str, StoredTurn], idents: dict[str, set[tuple[Any, Any, Any]]]
+) -> bool:
+    """Whether ``row``'s key may hold a turn of another session, role or client: a stored one,
+    or another row of the batch."""
+    key = row.memory.external_uuid
+    other = stored.get(key)
+    if other is not None and (other.agent_platform, other.session_id, other.role) != row.ident:
+        return True
+    return len(idents[key]) > 1
 
 
 def _where(other: StoredTurn | None) -> str:

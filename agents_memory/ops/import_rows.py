@@ -22,6 +22,9 @@ _TEXTS: Final = (
 )
 """Text or null."""
 _REQUIRED_TEXTS: Final = ("external_uuid", "user_name", "agent_platform", "message")
+_OPTIONAL: Final = (str, type(None))
+_ADMITTED: Final = ("message", "raw_message")
+"""Texts admission cleans itself."""
 _FLAGS: Final = ("subagent", "is_active", "is_pinned", "tag_processed")
 _TIMES: Final = ("message_at", "created_at", "updated_at")
 _SOURCES: Final = ("capture", "save_message", "manage_knowledge", "import")
@@ -50,29 +53,32 @@ def _time_problem(name: str, value: Any, *, required: bool) -> str | None:
 
 
 def memory_problem(row: Any) -> str | None:
-    """What is wrong with bundle memory ``row`` (``None``: it has the shape an export writes)."""
+    """What is wrong with bundle memory ``row`` (``None``: it has the shape an export writes).
+    The message's own text may hold anything: admission cleans it (NULs, lone surrogates)."""
     if not isinstance(row, dict):
         return "the line is not a JSON object"
-    problems = [
-        *(
-            f"{n} is not a non-empty text"
-            for n in _REQUIRED_TEXTS
-            if not isinstance(row.get(n), str) or not row[n]
-        ),
-        *(f"{n} is not a text" for n in _TEXTS if not isinstance(row.get(n), str | None)),
-        *(f"{n} is not true or false" for n in _FLAGS if not isinstance(row.get(n), bool)),
-        *(
-            f"{n} {why}"
-            for n in (*_REQUIRED_TEXTS, *_TEXTS)
-            if isinstance(row.get(n), str) and (why := _bad_text(row[n]))
-        ),
-        *(p for n in _TIMES if (p := _time_problem(n, row.get(n), required=True))),
-        _time_problem("archived_at", row.get("archived_at"), required=False),
-    ]
-    found = [p for p in problems if p is not None]
-    if found:
-        return found[0]
-    return _meaning_problem(row)
+    return _field_problem(row) or _meaning_problem(row)
+
+
+def _field_problem(row: dict[str, Any]) -> str | None:
+    for name in _REQUIRED_TEXTS:
+        value = row.get(name)
+        if not isinstance(value, str) or not value:
+            return f"{name} is not a non-empty text"
+    for name in _TEXTS:
+        if not isinstance(row.get(name), _OPTIONAL):
+            return f"{name} is not a text"
+    for name in _FLAGS:
+        if not isinstance(row.get(name), bool):
+            return f"{name} is not true or false"
+    for name in (*_REQUIRED_TEXTS, *_TEXTS):
+        value = row.get(name)
+        if name not in _ADMITTED and isinstance(value, str) and (why := _bad_text(value)):
+            return f"{name} {why}"
+    for name in _TIMES:
+        if problem := _time_problem(name, row.get(name), required=True):
+            return problem
+    return _time_problem("archived_at", row.get("archived_at"), required=False)
 
 
 def _meaning_problem(row: dict[str, Any]) -> str | None:

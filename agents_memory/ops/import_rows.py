@@ -22,9 +22,10 @@ _TEXTS: Final = (
 )
 """Text or null."""
 _REQUIRED_TEXTS: Final = ("external_uuid", "user_name", "agent_platform", "message")
-_OPTIONAL: Final = (str, type(None))
-_ADMITTED: Final = ("message", "raw_message")
-"""Texts admission cleans itself."""
+_CHECKED: Final = tuple(
+    n for n in (*_REQUIRED_TEXTS, *_TEXTS) if n not in ("message", "raw_message")
+)
+"""Texts checked for NULs and lone surrogates (admission cleans the message's own)."""
 _FLAGS: Final = ("subagent", "is_active", "is_pinned", "tag_processed")
 _TIMES: Final = ("message_at", "created_at", "updated_at")
 _SOURCES: Final = ("capture", "save_message", "manage_knowledge", "import")
@@ -61,24 +62,25 @@ def memory_problem(row: Any) -> str | None:
 
 
 def _field_problem(row: dict[str, Any]) -> str | None:
+    get = row.get
     for name in _REQUIRED_TEXTS:
-        value = row.get(name)
-        if not isinstance(value, str) or not value:
+        value = get(name)
+        if type(value) is not str or not value:
             return f"{name} is not a non-empty text"
-    for name in _TEXTS:
-        if not isinstance(row.get(name), _OPTIONAL):
+    texts = [get(name) for name in _TEXTS]
+    for name, value in zip(_TEXTS, texts, strict=True):
+        if value is not None and type(value) is not str:
             return f"{name} is not a text"
     for name in _FLAGS:
-        if not isinstance(row.get(name), bool):
+        if type(get(name)) is not bool:
             return f"{name} is not true or false"
-    for name in (*_REQUIRED_TEXTS, *_TEXTS):
-        value = row.get(name)
-        if name not in _ADMITTED and isinstance(value, str) and (why := _bad_text(value)):
-            return f"{name} {why}"
+    checked = [(n, get(n)) for n in _CHECKED]
+    if any(v is not None and _bad_text(v) for _n, v in checked):
+        return next(f"{n} {why}" for n, v in checked if v is not None and (why := _bad_text(v)))
     for name in _TIMES:
-        if problem := _time_problem(name, row.get(name), required=True):
+        if problem := _time_problem(name, get(name), required=True):
             return problem
-    return _time_problem("archived_at", row.get("archived_at"), required=False)
+    return _time_problem("archived_at", get("archived_at"), required=False)
 
 
 def _meaning_problem(row: dict[str, Any]) -> str | None:

@@ -89,21 +89,35 @@ def query(
         except sqlite3.DatabaseError as exc:
             last = exc
             break
+        except UnicodeDecodeError:  # sqlite's message quotes a damaged schema's bytes
+            last = sqlite3.DatabaseError("malformed database schema (not UTF-8)")
+            break
     raise StoreUnreadable(ParseIssue(0, f"cannot read {path.name}: {last}"))
 
 
 def from_millis(value: object) -> datetime | None:
-    return (
-        datetime.fromtimestamp(value / 1000, UTC)
-        if isinstance(value, int | float) and value > 0
-        else None
-    )
+    return from_seconds(value / 1000) if isinstance(value, int | float) else None
 
 
 def from_seconds(value: object) -> datetime | None:
-    return (
-        datetime.fromtimestamp(value, UTC) if isinstance(value, int | float) and value > 0 else None
-    )
+    """A Unix time as a datetime; ``None`` for anything else, or one out of range."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+        return None
+    try:
+        return datetime.fromtimestamp(value, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def whole_number(value: object) -> int:
+    """A column the client fills with a number (an id, a time), as an int; 0 when the row
+    holds anything else (text, a blob, NULL, a float out of range)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    try:
+        return int(value)
+    except (OverflowError, ValueError):
+        return 0
 
 
 class SQLiteStoreAdapter(Adapter):

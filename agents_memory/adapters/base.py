@@ -33,6 +33,7 @@ Stable ids: the same turn parsed twice, from any offset, in any later read, yiel
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 from abc import ABC, abstractmethod
@@ -41,7 +42,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 Role = Literal["user", "assistant"]
 ReadMode = Literal["append", "whole", "database"]
@@ -49,9 +50,24 @@ JsonState = Mapping[str, Any]
 """Adapter state carried between reads of one file (JSON-serialisable; stored with the cursor)."""
 
 
+MAX_KEY: Final = 512
+"""The longest ``external_uuid`` a turn carries: a longer one (a client's id that is a whole
+document, in a damaged or hostile transcript) keeps its first characters and gets a digest of
+all of it, so it stays unique and the same on every read."""
+
+
+def bounded_key(key: str) -> str:
+    """``key``, or when it is over :data:`MAX_KEY` characters its head and a digest of it."""
+    if len(key) <= MAX_KEY:
+        return key
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{key[:200]}#{digest}"
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One user or assistant turn, normalized across platforms."""
+    """One user or assistant turn, normalized across platforms. Its key is bounded
+    (:func:`bounded_key`) whatever the adapter built it from."""
 
     external_uuid: str
     platform: str
@@ -66,6 +82,10 @@ class Turn:
     cwd: str | None = None
     raw_text: str | None = None
     """The original text when the adapter cleaned an envelope out of it (else ``None``)."""
+
+    def __post_init__(self) -> None:
+        if len(self.external_uuid) > MAX_KEY:
+            object.__setattr__(self, "external_uuid", bounded_key(self.external_uuid))
 
 
 @dataclass(frozen=True, slots=True)

@@ -265,6 +265,8 @@ class _Session:
             text = _parts_text(message.get("content")).strip()
             if text and text != _COMPRESSION_ACK:
                 self.add(message, "assistant", text, None, model=self.model)
+        elif not isinstance(kind, str):
+            self.unknown["message:(no type)"] += 1
         elif kind not in _SKIPPED_TYPES:
             self.unknown[f"message:{kind}"] += 1
 

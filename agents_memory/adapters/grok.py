@@ -127,8 +127,10 @@ class GrokAdapter(Adapter):
             elif kind == "assistant":
                 turn = session.assistant_turn(record.data, record.line.number)
             else:
-                if kind not in _SKIPPED_TYPES:
-                    unknown[kind if isinstance(kind, str) else "(no type)"] += 1
+                if not isinstance(kind, str):
+                    unknown["(no type)"] += 1
+                elif kind not in _SKIPPED_TYPES:
+                    unknown[kind] += 1
                 continue
             if turn is not None:
                 turns.append(turn)

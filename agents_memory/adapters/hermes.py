@@ -156,7 +156,7 @@ class _Read:
             (self.last_id,),
         ).fetchall()
         for message_id, session_id, role, content, timestamp in rows:
-            self.last_id = max(self.last_id, int(message_id))
+            self.last_id = max(self.last_id, _sqlite.whole_number(message_id))
             if role in _SKIPPED_ROLES:
                 continue
             if role not in ("user", "assistant"):
@@ -165,10 +165,16 @@ class _Read:
             text = content.strip() if isinstance(content, str) else ""
             if not text:
                 continue
+            if not isinstance(session_id, str):
+                reason = f"message {message_id}: its session id is not text"
+                self.issues.append(ParseIssue(_sqlite.whole_number(message_id), reason))
+                continue
             session = sessions.get(session_id)
             if session is None:
                 session = sessions[session_id] = _session(conn, session_id, self.issues)
-            self.turns.append(session.turn(int(message_id), session_id, role, text, timestamp))
+            self.turns.append(
+                session.turn(_sqlite.whole_number(message_id), session_id, role, text, timestamp)
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +208,7 @@ def _highest_id(conn: sqlite3.Connection) -> int:
         else "SELECT max(id) FROM messages"
     )
     row = conn.execute(sql).fetchone()
-    return int(row[0]) if row is not None and row[0] is not None else 0
+    return _sqlite.whole_number(row[0]) if row is not None else 0
 
 
 def _session(conn: sqlite3.Connection, session_id: str, issues: list[ParseIssue]) -> _Session:

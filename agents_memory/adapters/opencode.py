@@ -168,10 +168,15 @@ class _Read:
         ).fetchall()
         for row in rows:
             message_id = row[1]
-            self.newest = max(self.newest, int(row[3] or 0))
+            if not isinstance(message_id, str) or not isinstance(row[2], str | None):
+                reason = f"message row {row[0]}: its id or session id is not text"
+                self.issues.append(ParseIssue(_sqlite.whole_number(row[0]), reason))
+                continue
+            self.newest = max(self.newest, _sqlite.whole_number(row[3]))
             before = self.sent.get(message_id)
             read = list(before) if isinstance(before, list) and len(before) == 2 else ["", None]
-            self._message(conn, row, read, sessions.get(row[2]))
+            session = sessions.get(row[2]) if isinstance(row[2], str) else None
+            self._message(conn, row, read, session)
             self.sent[message_id] = read
         later, newest = conn.execute(
             "SELECT count(*), max(time_updated) FROM session_message WHERE time_updated > ?",
@@ -179,7 +184,7 @@ class _Read:
         ).fetchone()
         if later:
             self.unknown["session_message"] += int(later)
-            self.later_since = int(newest)
+            self.later_since = _sqlite.whole_number(newest)
 
     def _message(
         self,
@@ -192,7 +197,7 @@ class _Read:
         takes the newest ``time_updated`` seen. A record is counted (unknown kind, bad JSON)
         only when it changed since the last read, not at each read of the overlap."""
         rowid, message_id, session_id, updated, raw = row
-        updated = int(updated or 0)
+        updated = _sqlite.whole_number(updated)
         seen = read[1] if isinstance(read[1], int) else None
         text, parts_updated = self._text(conn, message_id, seen)
         read[1] = max(updated, parts_updated)
@@ -208,7 +213,7 @@ class _Read:
         time_info = _mapping(info.get("time"))
         if role == "assistant" and not time_info.get("completed"):
             return  # still streaming: read again once completed
-        digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
         if not text or read[0] == digest:
             return
         read[0] = digest
@@ -241,15 +246,15 @@ class _Read:
             "SELECT rowid, time_updated, data FROM part WHERE message_id = ? ORDER BY id",
             (message_id,),
         ):
-            newest = max(newest, int(updated or 0))
-            fresh = seen is None or int(updated or 0) > seen
+            newest = max(newest, _sqlite.whole_number(updated))
+            fresh = seen is None or _sqlite.whole_number(updated) > seen
             part = self._json(raw, rowid, "part", count=fresh)
             if part is None:
                 continue
             kind = part.get("type")
-            if kind not in _KNOWN_PARTS:
+            if not isinstance(kind, str) or kind not in _KNOWN_PARTS:
                 if fresh:
-                    self.unknown[f"part:{kind}"] += 1
+                    self.unknown[f"part:{kind if isinstance(kind, str) else '(no type)'}"] += 1
             elif kind == "text" and not part.get("synthetic") and not part.get("ignored"):
                 text = part.get("text")
                 if isinstance(text, str) and text.strip():

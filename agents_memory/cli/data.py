@@ -6,6 +6,7 @@ Both only parse arguments, call the owner services (:mod:`agents_memory.ops.expo
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -142,7 +143,7 @@ def export_cmd(
     help="seed-a: the embedding model its vectors come from (its EMBEDDING_MODEL); they are "
     "kept only when this pool is stamped with the same model and dimension.",
 )
-@json_option("the report (seed-a, seed-b)")
+@json_option("the report")
 @debug_option
 @click.pass_context
 def import_cmd(
@@ -152,8 +153,10 @@ def import_cmd(
 
     Idempotent: a second import changes nothing. Memories are matched by their stable key: one
     already here with the same text is left alone; one here with other text is a conflict,
-    reported and never overwritten. Imported text passes the same admission as capture
-    (private spans, exclusions, redaction).
+    reported and never overwritten; a key that holds another session's turn here is imported
+    under a scoped key. Imported text passes the same admission as capture (private spans,
+    exclusions, redaction). Every row is reported as new, already present or refused with its
+    reason; new users, devices and filled profile fields are listed.
     """
     if kind != "bundle":
         from agents_memory.cli.seeds import seed_import
@@ -169,17 +172,9 @@ def import_cmd(
         report = import_bundle(
             settings_from(ctx), path, home=Path.home(), dry_run=dry_run, progress=progress
         )
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2))
+        return
     click.echo(("dry run: would import " if dry_run else "imported ") + str(path))
-    width = max(len(t) for t in report.tables)
-    for table, merged in report.tables.items():
-        conflicts = f", {merged.conflicts} conflicts" if merged.conflicts else ""
-        click.echo(
-            f"  {table:<{width}}  {merged.new} new, {merged.present} already present{conflicts}"
-        )
-    if report.refused:
-        refused = ", ".join(f"{n} {r}" for r, n in sorted(report.refused.items()))
-        click.echo(f"  refused by admission: {refused}")
-    for key in report.conflict_keys:
-        click.echo(f"  conflict (kept this pool's text): {key}")
-    vectors = "kept from the bundle" if report.vectors_kept else "none from the bundle"
-    click.echo(f"  vectors: {vectors}; {report.reembed} memories queued for embedding")
+    for line in report.lines():
+        click.echo(line)

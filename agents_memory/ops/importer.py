@@ -16,10 +16,16 @@ and print its :class:`ImportReport`. The steps:
    embedder makes them (``reembed`` in the report).
 4. ``dry_run``: the same work, the same report, then a rollback: nothing is written.
 
-What is "the same": a memory with the bundle's key and the same text is *present*; with other
+What is "the same": a memory with the bundle's key, session and text is *present*; with other
 text it is a *conflict*, reported and left as it is here (an import never overwrites what this
-pool holds; edit or forget the row here, or keep both by design). A second import of the same
-bundle therefore reports everything present and changes nothing.
+pool holds; edit or forget the row here, or keep both by design). A key that holds a turn of
+another session here is another turn: imported under a scoped key
+(:mod:`agents_memory.ops.import_memories`). A second import of the same bundle therefore
+reports everything present and changes nothing.
+
+Every row is accounted for (:mod:`agents_memory.ops.import_report`): imported, present, or
+refused with its reason (unknown user, admission, conflict, …); new users, devices and profile
+fields filled are listed, in the dry run as in the import.
 """
 
 from __future__ import annotations
@@ -29,17 +35,16 @@ import json
 import time
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from agents_memory.admission.admit import Admission, Refused, create_admission
+from agents_memory.admission.admit import Admission, create_admission
 from agents_memory.config import Settings
 from agents_memory.embeddings import embedding_spec
 from agents_memory.errors import BundleError
-from agents_memory.gitinfo import GitInfo
 from agents_memory.ops import bundle_format as fmt
 from agents_memory.ops.bundle_reader import (
     LIMITS,
@@ -50,12 +55,13 @@ from agents_memory.ops.bundle_reader import (
     read_manifest,
 )
 from agents_memory.ops.bundle_rows import parse_row
+from agents_memory.ops.import_memories import BATCH, MemoryMerge
+from agents_memory.ops.import_report import ImportReport
+from agents_memory.ops.import_tables import TableMerge
 from agents_memory.store import bundle_import as store
 from agents_memory.store import database, entry, migrate, vectors
 from agents_memory.store.memories import notify_new_memories
 
-BATCH = 5000
-CONFLICTS_SHOWN = 20
 _ROW_ERRORS = (
     KeyError,
     TypeError,
@@ -69,25 +75,6 @@ _ROW_ERRORS = (
 )
 """What a row of unexpected shape or content raises while it is imported (JSON that does not
 parse, a missing or mistyped field, a value the database refuses)."""
-
-
-@dataclass(slots=True)
-class ImportReport:
-    path: Path
-    dry_run: bool
-    tables: dict[str, store.Merged] = field(default_factory=dict)
-    refused: dict[str, int] = field(default_factory=dict)
-    """Memories admission refused, by reason (``excluded``, ``private-only``, …)."""
-    conflict_keys: list[str] = field(default_factory=list)
-    """The first :data:`CONFLICTS_SHOWN` conflicts (memory keys, user profile fields)."""
-    vectors_kept: bool = False
-    reembed: int = 0
-    """New memories left without a vector for the Cold Path to embed."""
-    seconds: float = 0.0
-
-    @property
-    def conflicts(self) -> int:
-        return sum(m.conflicts for m in self.tables.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +183,7 @@ def import_bundle(
         store.prepare(conn)
         job = _Import(conn, archive, manifest, create_admission(settings, home=home), report)
         job.limits = limits
+        job.dim = spec.dim if spec is not None else None
         try:
             job.run(progress)
         except _ROW_ERRORS as exc:
@@ -236,120 +224,52 @@ class _Import:
         self.limits = LIMITS
         self.where = "the bundle"
         """The member and line being imported (what an error names)."""
+        self.dim: int | None = None
+        self.tables = TableMerge(conn, report, admission)
 
     def run(self, progress: fmt.Progress | None) -> None:
         for table in fmt.TABLES:
-            merged = store.Merged()
+            self.report.tally(table)
             if table == "memory":
-                self._memories(merged, progress)
+                self._memories(progress)
             elif table == "users":
-                for row in self._rows(table):
-                    merged.add(store.merge_user(self.conn, row))
+                self.tables.users(self._numbered(table))
             elif table == "project_tags":
-                self._tags(merged)
+                self.tables.tags(list(self._numbered(table)))
             else:
-                self._small(table, merged, progress)
-            self.report.tables[table] = merged
-            room = CONFLICTS_SHOWN - len(self.report.conflict_keys)
-            self.report.conflict_keys.extend(merged.conflict_keys[: max(room, 0)])
-            merged.conflict_keys = []
+                total = self.manifest.count(table)
+                self.tables.small(table, self._numbered(table), progress, total)
 
-    def _rows(self, table: str, *, track: bool = True) -> Iterator[dict[str, Any]]:
-        """``table``'s rows, streamed within the limits (``track``: the line being imported
-        is the one an error names)."""
+    def _rows(self, table: str, *, track: bool = True) -> Iterator[Any]:
+        for _line, row in self._numbered(table, track=track):
+            yield row
+
+    def _numbered(self, table: str, *, track: bool = True) -> Iterator[tuple[int, Any]]:
+        """The member's rows with their line numbers (from 1), streamed within the limits; a
+        line that is not one JSON object is refused in one line naming it (``track``: the
+        line being imported is the one an error names)."""
         name = fmt.member(table)
         for number, line in member_lines(self.archive, name, self.limits):
-            where = f"bundle member {name} line {number}"
             if track:
-                self.where = where
+                self.where = f"bundle member {name} line {number}"
             row = parse_row(name, number, line)
             if row is not None:
-                yield row
+                yield number, row
 
-    def _small(self, table: str, merged: store.Merged, progress: fmt.Progress | None) -> None:
-        total = self.manifest.count(table)
-        for done, found in enumerate(self._rows(table), 1):
-            row = found
-            if table == "memory_history":
-                admitted = self._admit_text(found["old_message"], found["memory"])
-                if admitted is None:
-                    continue
-                row = {**found, "old_message": admitted}
-            if store.insert_row(self.conn, table, row):
-                merged.new += 1
-            else:
-                merged.present += 1
-            if progress is not None and done % 1000 == 0:
-                progress(table, done, total)
-
-    def _admit_text(self, text: str, key: str) -> str | None:
-        result = self.admission.imported(text, raw=None, cwd=None, git=GitInfo(None, None), key=key)
-        return None if isinstance(result, Refused) else result.text
-
-    def _tags(self, merged: store.Merged) -> None:
-        """Tags by name; an alias is inserted after the tag it points at (a cycle, or a target
-        the bundle lacks, is linked afterwards or left unaliased)."""
-        rows = list(self._rows("project_tags"))
-        known = store.existing_tags(self.conn, [r["name"] for r in rows])
-        merged.present = len(known)
-        waiting = [r for r in rows if r["name"] not in known]
-        while waiting:
-            ready = [r for r in waiting if r["alias_of"] is None or r["alias_of"] in known]
-            late = not ready
-            for row in ready or waiting:
-                store.insert_row(
-                    self.conn, "project_tags", {**row, "alias_of": None} if late else row
-                )
-                known.add(row["name"])
-                merged.new += 1
-                if late and row["alias_of"] is not None:
-                    store.link_alias(self.conn, row["name"], row["alias_of"])
-            waiting = [r for r in waiting if r["name"] not in known]
-
-    def _memories(self, merged: store.Merged, progress: fmt.Progress | None) -> None:
+    def _memories(self, progress: fmt.Progress | None) -> None:
         total = self.manifest.count("memory")
         keep = self.report.vectors_kept
         vectors = _Vectors(self._rows(fmt.VECTORS, track=False) if keep else iter(()))
-        batch: list[store.ImportedMemory] = []
-        done = 0
-        for row in self._rows("memory"):
-            done += 1
-            imported = self._admit_memory(row, vectors.take(row["external_uuid"]))
-            if imported is not None:
-                batch.append(imported)
-                self.vectors_written += imported.embedding is not None
-            if len(batch) >= BATCH:
-                merged.add(store.merge_memories(self.conn, batch, vectors=keep))
-                batch = []
-                if progress is not None:
-                    progress("memory", done, total)
-        merged.add(store.merge_memories(self.conn, batch, vectors=keep))
-        self.vectors_written = min(self.vectors_written, merged.new)
+        merge = MemoryMerge(self.conn, self.report, self.admission, vectors=keep, dim=self.dim)
+        for line, row in self._numbered("memory"):
+            key = row.get("external_uuid") if isinstance(row, dict) else None
+            merge.add(line, row, vectors.take(key))
+            if progress is not None and merge.tally.rows % BATCH == 0:
+                progress("memory", merge.tally.rows, total)
+        merge.flush()
+        self.vectors_written = merge.vectors_written
         if progress is not None:
-            progress("memory", done, total)
-
-    def _admit_memory(
-        self, row: dict[str, Any], vector: dict[str, Any] | None
-    ) -> store.ImportedMemory | None:
-        key = row["external_uuid"]
-        git = GitInfo(row.get("git_root"), row.get("git_remote"))
-        result = self.admission.imported(
-            row["message"], raw=row.get("raw_message"), cwd=row.get("cwd"), git=git, key=key
-        )
-        if isinstance(result, Refused):
-            self.report.refused[result.reason] = self.report.refused.get(result.reason, 0) + 1
-            return None
-        values = {k: v for k, v in row.items() if k not in ("message", "raw_message")}
-        values["source"] = row.get("source") or "import"
-        return store.ImportedMemory(
-            external_uuid=key,
-            user_name=row["user_name"],
-            message=result.text,
-            raw_message=result.raw,
-            values=values,
-            embedding=vector["embedding"] if vector else None,
-            embedding_model=vector["model"] if vector else None,
-        )
+            progress("memory", merge.tally.rows, total)
 
 
 class _Vectors:
@@ -360,8 +280,8 @@ class _Vectors:
         self._rows = rows
         self._next: dict[str, Any] | None = next(rows, None)
 
-    def take(self, key: str) -> dict[str, Any] | None:
-        if self._next is None or self._next["external_uuid"] != key:
+    def take(self, key: object) -> dict[str, Any] | None:
+        if not isinstance(self._next, dict) or self._next.get("external_uuid") != key:
             return None
         found, self._next = self._next, next(self._rows, None)
         return found

@@ -1,10 +1,13 @@
 """Writing a bundle's rows into the pool: idempotent, with the bundle's names (memory keys, tag
 names, user names) remapped to this database's ids.
 
-* A memory is matched by its key: ``external_uuid``, or for a row of this database without
+* A memory is found by its key: ``external_uuid``, or for a row of this database without
   one, the key :data:`~agents_memory.store.bundle.KEY_SQL` derives (so a bundle imported back
-  into the database it came from finds its rows). A match with the same text is *present*; a
-  match with other text is a *conflict*: reported, never overwritten. Anything else is new.
+  into the database it came from finds its rows). :func:`stored_turns` says what holds each key
+  (its session, role and text, and the bundle line that brought it in this import); the caller
+  decides (:mod:`agents_memory.ops.import_memories`) and :func:`insert_memories` stores the new
+  ones, never over a stored row. :func:`remember_keys` records which row each bundle key became,
+  so edits, summaries and suggestions that name a memory by its key find that row.
 * Every other table is inserted only where an equal row (by its natural key) is missing.
 * Memories go through a staging table by ``COPY``, a batch at a time; the rest row by row.
 
@@ -13,15 +16,17 @@ The caller owns the transaction (an import is one transaction; ``--dry-run`` rol
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
 
 import psycopg
 from psycopg.types.json import Jsonb
 
 from agents_memory.store.bundle import KEY_SQL
 from agents_memory.store.memories import AdmittedText
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,23 +41,6 @@ class ImportedMemory:
     """The other columns, by name (:data:`_COLUMNS`)."""
     embedding: str | None = None
     embedding_model: str | None = None
-
-
-@dataclass(slots=True)
-class Merged:
-    """What one table's rows did: ``new`` inserted, ``present`` already there, ``conflicts``
-    there with other content (left as they were; ``conflict_keys`` names them)."""
-
-    new: int = 0
-    present: int = 0
-    conflicts: int = 0
-    conflict_keys: list[str] = field(default_factory=list)
-
-    def add(self, other: Merged) -> None:
-        self.new += other.new
-        self.present += other.present
-        self.conflicts += other.conflicts
-        self.conflict_keys.extend(other.conflict_keys)
 
 
 _COLUMNS: Final = (
@@ -96,11 +84,24 @@ _LOCAL_KEYS: Final = (
     "CREATE TEMP TABLE IF NOT EXISTS import_local_keys ON COMMIT DROP AS"
     f" SELECT {KEY_SQL} AS key, m.id FROM memory m WHERE m.external_uuid IS NULL"
 )
-_ID_OF: Final = (
-    "coalesce((SELECT i.id FROM memory i WHERE i.external_uuid = {k}),"
-    " (SELECT l.id FROM import_local_keys l WHERE l.key = {k}))"
+_IMPORT_KEYS: Final = (
+    "CREATE TEMP TABLE IF NOT EXISTS import_keys (bundle_key text NOT NULL, key text NOT NULL,"
+    " line int NOT NULL, imported bool NOT NULL) ON COMMIT DROP"
 )
-"""This database's memory id for the key ``{k}`` (NULL when it has no such memory)."""
+"""Each bundle memory row that is in the pool after this import (imported or present): its
+key in the bundle, its key here (another when it was stored under a scoped key), its line."""
+_KEY_OF: Final = (
+    "coalesce((SELECT b.key FROM import_keys b WHERE b.bundle_key = {k} ORDER BY b.line"
+    " LIMIT 1), {k})"
+)
+"""The key here of the row the bundle names ``{k}`` (its first row with that key)."""
+_ID_OF: Final = (
+    "(SELECT coalesce((SELECT i.id FROM memory i WHERE i.external_uuid = r.key),"
+    " (SELECT l.id FROM import_local_keys l WHERE l.key = r.key)) FROM (SELECT "
+    + _KEY_OF
+    + " AS key) r)"
+)
+"""This database's memory id for the bundle key ``{k}`` (NULL when it has no such memory)."""
 
 
 def prepare(conn: psycopg.Connection[Any]) -> None:
@@ -109,9 +110,12 @@ def prepare(conn: psycopg.Connection[Any]) -> None:
     conn.execute(_STAGE_TABLE)
     conn.execute(_LOCAL_KEYS)
     conn.execute("CREATE INDEX IF NOT EXISTS import_local_keys_key ON import_local_keys (key)")
+    conn.execute(_IMPORT_KEYS)
+    conn.execute("CREATE INDEX IF NOT EXISTS import_keys_bundle ON import_keys (bundle_key, line)")
+    conn.execute("CREATE INDEX IF NOT EXISTS import_keys_key ON import_keys (key)")
 
 
-def _merge_sql(vectors: bool) -> str:
+def _insert_sql(vectors: bool) -> str:
     inserted = ["external_uuid", "message", "raw_message"]
     inserted += [c for c, _t in _COLUMNS if c != "p_tag"]
     columns = ["user_id", "p_tag_id", *inserted]
@@ -120,32 +124,51 @@ def _merge_sql(vectors: bool) -> str:
         columns += ["embedding_model", "embedding"]
         values += ["s.embedding_model", "s.embedding::halfvec"]
     return (
-        "WITH matched AS ("
-        "  SELECT s.external_uuid, m.message = s.message AS same FROM memory_import s"
-        "  JOIN memory m ON m.external_uuid = s.external_uuid"
-        "  UNION ALL SELECT s.external_uuid, m.message = s.message FROM memory_import s"
-        "  JOIN import_local_keys l ON l.key = s.external_uuid JOIN memory m ON m.id = l.id),"
-        f" ins AS (INSERT INTO memory ({', '.join(columns)})"
-        f"  SELECT {', '.join(values)} FROM memory_import s"
-        "  JOIN users u ON u.user_name = s.user_name"
-        "  LEFT JOIN project_tags t ON t.name = s.p_tag"
-        "  WHERE NOT EXISTS (SELECT 1 FROM matched x WHERE x.external_uuid = s.external_uuid)"
-        "  ON CONFLICT (external_uuid) DO NOTHING RETURNING 1)"
-        " SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM matched WHERE same),"
-        " ARRAY(SELECT external_uuid FROM matched WHERE NOT same ORDER BY 1)"
+        f"INSERT INTO memory ({', '.join(columns)}) SELECT {', '.join(values)}"
+        " FROM memory_import s JOIN users u ON u.user_name = s.user_name"
+        " LEFT JOIN project_tags t ON t.name = s.p_tag"
+        " ON CONFLICT (external_uuid) DO NOTHING RETURNING external_uuid"
     )
 
 
-_MERGE: Final = {True: _merge_sql(True), False: _merge_sql(False)}
+_INSERT: Final = {True: _insert_sql(True), False: _insert_sql(False)}
 
 
-def merge_memories(
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """What holds a key in the pool: the row's platform, session, role and text, and the line
+    of the bundle whose row this import stored under it (``None``: it was here before)."""
+
+    agent_platform: str | None
+    session_id: str | None
+    role: str | None
+    message: str
+    line: int | None
+
+
+def stored_turns(conn: psycopg.Connection[Any], keys: Sequence[str]) -> dict[str, StoredTurn]:
+    """The stored row of each of ``keys`` that the pool holds (by ``external_uuid``, or the
+    derived key of a row without one)."""
+    rows = conn.execute(
+        "SELECT k.key, m.agent_platform, m.session_id, m.role, m.message,"
+        " (SELECT min(b.line) FROM import_keys b WHERE b.key = k.key AND b.imported)"
+        " FROM (SELECT DISTINCT x AS key FROM unnest(%s::text[]) AS x) k"
+        " JOIN memory m ON m.id = coalesce("
+        "  (SELECT i.id FROM memory i WHERE i.external_uuid = k.key),"
+        "  (SELECT l.id FROM import_local_keys l WHERE l.key = k.key))",
+        (list(keys),),
+    ).fetchall()
+    return {str(r[0]): StoredTurn(r[1], r[2], r[3], str(r[4]), r[5]) for r in rows}
+
+
+def insert_memories(
     conn: psycopg.Connection[Any], rows: Sequence[ImportedMemory], *, vectors: bool
-) -> Merged:
-    """Insert the new ones of ``rows``; count the present ones and the conflicts. With
-    ``vectors`` their embeddings are kept (else left NULL for the Cold Path's embedder)."""
+) -> set[str]:
+    """Insert ``rows`` (each under its ``external_uuid``, which the caller found free); with
+    ``vectors`` their embeddings are kept. The keys inserted: a key stored meanwhile by
+    another writer is left to that row."""
     if not rows:
-        return Merged()
+        return set()
     conn.execute("DELETE FROM memory_import")
     names = [c for c, _t in _STAGED]
     with conn.cursor().copy(f"COPY memory_import ({', '.join(names)}) FROM STDIN") as copy:
@@ -161,14 +184,55 @@ def merge_memories(
                     row.embedding,
                 )
             )
-    result = conn.execute(_MERGE[vectors], prepare=False).fetchone()
-    assert result is not None
-    conflicts = list(result[2])
-    return Merged(int(result[0]), int(result[1]), len(conflicts), conflicts)
+    return {str(r[0]) for r in conn.execute(_INSERT[vectors], prepare=False).fetchall()}
+
+
+def remember_keys(
+    conn: psycopg.Connection[Any], rows: Sequence[tuple[str, str, int, bool]]
+) -> None:
+    """Record ``(bundle key, key here, line, imported)`` for rows now in the pool."""
+    if not rows:
+        return
+    with conn.cursor().copy("COPY import_keys (bundle_key, key, line, imported) FROM STDIN") as cp:
+        for row in rows:
+            cp.write_row(row)
+
+
+def memory_known(conn: psycopg.Connection[Any], key: str) -> bool:
+    """Whether the pool holds the memory the bundle names ``key``."""
+    row = conn.execute("SELECT " + _ID_OF.format(k="%(k)s::text"), {"k": key}).fetchone()
+    return row is not None and row[0] is not None
+
+
+def user_names(conn: psycopg.Connection[Any]) -> set[str]:
+    return {str(r[0]) for r in conn.execute("SELECT user_name FROM users")}
+
+
+def tag_names(conn: psycopg.Connection[Any]) -> set[str]:
+    return {str(r[0]) for r in conn.execute("SELECT name FROM project_tags")}
+
+
+def device_names(conn: psycopg.Connection[Any]) -> set[str]:
+    """The device names the pool's memories carry."""
+    rows = conn.execute("SELECT DISTINCT device_name FROM memory WHERE device_name IS NOT NULL")
+    return {str(r[0]) for r in rows}
 
 
 # --- users and profiles ----------------------------------------------------------------------
-def merge_user(conn: psycopg.Connection[Any], row: dict[str, Any]) -> Merged:
+@dataclass(frozen=True, slots=True)
+class UserMerge:
+    """What one bundle user did: ``created``, or the profile fields it ``filled`` (empty here)
+    and those that ``differ`` (set to other text here, which stays)."""
+
+    created: bool
+    filled: tuple[str, ...] = ()
+    differ: tuple[str, ...] = ()
+
+
+_PROFILE: Final = ("core_profile", "sub_profile")
+
+
+def merge_user(conn: psycopg.Connection[Any], row: dict[str, Any]) -> UserMerge:
     """A user: new, or present with its empty profile fields filled from the bundle; a profile
     field set to other text here is a conflict (this database's text stays)."""
     created = conn.execute(
@@ -179,16 +243,14 @@ def merge_user(conn: psycopg.Connection[Any], row: dict[str, Any]) -> Merged:
         row,
     ).fetchone()
     if created is not None:
-        return Merged(new=1)
+        return UserMerge(created=True, filled=tuple(f for f in _PROFILE if row[f] is not None))
     here = conn.execute(
         "SELECT core_profile, sub_profile FROM users WHERE user_name = %s", (row["user_name"],)
     ).fetchone()
     assert here is not None
-    differs = [
-        f
-        for f, mine in zip(("core_profile", "sub_profile"), here, strict=True)
-        if mine is not None and row[f] is not None and mine != row[f]
-    ]
+    pairs = list(zip(_PROFILE, here, strict=True))
+    differ = tuple(f for f, mine in pairs if mine is not None and row[f] not in (None, mine))
+    filled = tuple(f for f, mine in pairs if mine is None and row[f] is not None)
     conn.execute(
         "UPDATE users SET core_profile = coalesce(core_profile, %(core_profile)s::text),"
         " sub_profile = coalesce(sub_profile, %(sub_profile)s::text),"
@@ -202,9 +264,7 @@ def merge_user(conn: psycopg.Connection[Any], row: dict[str, Any]) -> Merged:
         "   OR (sub_profile IS NULL AND %(sub_profile)s::text IS NOT NULL))",
         row,
     )
-    if differs:
-        return Merged(conflicts=1, conflict_keys=[f"user {row['user_name']}: {', '.join(differs)}"])
-    return Merged(present=1)
+    return UserMerge(created=False, filled=filled, differ=differ)
 
 
 _INSERTS: Final[dict[str, str]] = {
@@ -227,7 +287,7 @@ _INSERTS: Final[dict[str, str]] = {
         "INSERT INTO memory_history (memory_id, old_message, changed_by, created_at)"
         " SELECT k.id, %(old_message)s::text, %(changed_by)s, %(created_at)s::timestamptz"
         " FROM (SELECT "
-        + _ID_OF.format(k="%(memory)s")
+        + _ID_OF.format(k="%(memory)s::text")
         + " AS id) k WHERE k.id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memory_history h"
         "   WHERE h.memory_id = k.id AND h.created_at = %(created_at)s::timestamptz"
         "   AND h.old_message = %(old_message)s::text) RETURNING id"
@@ -288,6 +348,24 @@ _INSERTS: Final[dict[str, str]] = {
     ),
 }
 """Each small table's insert of one bundle row (by name); it returns a row when it inserted."""
+
+
+class RowRefused(Exception):
+    """The database refused one bundle row (a wrong type, a NUL byte, a broken check)."""
+
+
+def guarded(conn: psycopg.Connection[Any], work: Callable[[], T]) -> T:
+    """``work()`` in a savepoint: a row the database refuses raises :class:`RowRefused` with
+    its reason, and the import's transaction goes on without it."""
+    try:
+        with conn.transaction():
+            return work()
+    except KeyError as exc:
+        raise RowRefused(f"it has no {exc.args[0]!r} field") from None
+    except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
+        raise RowRefused(str(exc).split("\n", 1)[0]) from None
+    except (ValueError, TypeError) as exc:
+        raise RowRefused(str(exc).split("\n", 1)[0]) from None
 
 
 def insert_row(conn: psycopg.Connection[Any], table: str, row: dict[str, Any]) -> bool:

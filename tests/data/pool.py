@@ -93,6 +93,8 @@ def machine_env(home: Path, url: str, **extra: str) -> dict[str, str]:
         DEVICE_NAME="test-device",
         EMBEDDING_BACKEND="none",
         COLD_PATH_ENABLED="false",
+        # the console script imports this checkout's package, not the installed one's
+        PYTHONPATH=str(Path(__file__).resolve().parents[2]),
     )
     env.update(extra)
     return env

@@ -159,7 +159,7 @@ def test_a_changed_text_under_a_known_key_is_a_conflict_and_this_pool_keeps_its_
     report = import_bundle(make_settings(database_url=db_url), bundle, home=tmp_path)
 
     assert report.tables["memory"].conflicts == 1
-    assert report.conflict_keys == [key]
+    assert len(report.refusals) == 1 and f"same key {key!r} as a stored row" in report.refusals[0]
     assert report.tables["memory"].new == 0
     with psycopg.connect(db_url) as conn:
         row = conn.execute("SELECT message FROM memory WHERE external_uuid = %s", (key,)).fetchone()
@@ -228,7 +228,7 @@ def test_imported_text_passes_admission_and_rows_keep_their_own_source(
 
     report = import_bundle(make_settings(database_url=empty_db_url), final, home=tmp_path)
 
-    assert report.refused == {"private-only": 1}
+    assert report.tables["memory"].refused == {"private-only": 1}
     with psycopg.connect(empty_db_url) as conn:
         texts = [r[0] for r in conn.execute("SELECT message FROM memory")]
         sources = {r[0] for r in conn.execute("SELECT DISTINCT source FROM memory")}

@@ -22,7 +22,8 @@ from agents_memory.console.context import Console, console_from
 from agents_memory.console.forms import back, change_form, text
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.ops.export import ExportRequest, default_path, export
-from agents_memory.ops.importer import ImportReport, import_bundle
+from agents_memory.ops.import_report import ImportReport
+from agents_memory.ops.importer import import_bundle
 
 MAX_UPLOAD: Final = 256 * 1024**2
 """The largest upload the console takes (a bigger bundle: ``mcp-agents-memory import FILE``)."""

@@ -192,7 +192,8 @@ def git_repo(parent: Path, name: str, remote: str | None = None) -> Path:
 @contextmanager
 def real_llm(make_settings: Any, db_url: str, **overrides: Any) -> Iterator[tuple[Any, Any]]:
     """(fake server, the real OpenAI-compatible client pointed at it)."""
-    from agents_memory.coldpath.llm import DbUsageRecorder, create_llm
+    from agents_memory.coldpath.llm import DbUsageRecorder
+    from agents_memory.coldpath.llm_routing import create_llm
     from tests.coldpath.fake_llm import FakeLLMServer
 
     with FakeLLMServer() as server:

@@ -17,6 +17,10 @@
     ├── TagEditError             a tag edit that cannot be done (unknown name, alias cycle…)
     ├── SearchArgumentError      an argument a search cannot take (also a ``ValueError``)
     ├── UnknownProjectError      a project name no tag has (the message names the close ones)
+    ├── SearchRefused            a search the daemon's socket does not answer (another
+    │                            identity, bad arguments): the caller searches itself
+    ├── KnowledgeError           a ``manage_knowledge`` / ``save_message`` request that cannot
+    │                            be done (the message says what to send instead)
     ├── OwnerRequestError        a forget, restore or pause request that cannot be done (it
     │                            names no rows, an unknown or not-archived id…)
     ├── BundleError              an export bundle that cannot be imported (bad checksum, newer
@@ -134,3 +138,11 @@ def first_line(exc: BaseException) -> str:
         if line.strip():
             return line.strip()
     return type(exc).__name__
+
+
+class SearchRefused(AgentsMemoryError):
+    """The request is not one this daemon answers (another identity, bad arguments)."""
+
+
+class KnowledgeError(AgentsMemoryError):
+    """A knowledge or save request that cannot be done; the message says what to send instead."""

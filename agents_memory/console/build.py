@@ -8,7 +8,7 @@ from pathlib import Path
 from agents_memory.capture.discovery import Catalog
 from agents_memory.config import Settings
 from agents_memory.console.context import Console
-from agents_memory.server.state import open_state
+from agents_memory.recall.state import open_state
 from agents_memory.store.entry import locate
 
 

@@ -20,7 +20,7 @@ from agents_memory.clipping import clip
 from agents_memory.config import Settings
 from agents_memory.console.inputs import check_encoded
 from agents_memory.ops.units import human_bytes
-from agents_memory.server.state import ServerState
+from agents_memory.recall.state import ServerState
 
 T = TypeVar("T")
 

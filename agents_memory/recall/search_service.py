@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from agents_memory.config import Settings
-from agents_memory.errors import SearchArgumentError, UnknownProjectError
+from agents_memory.errors import SearchArgumentError, SearchRefused, UnknownProjectError
 from agents_memory.recall.search import (
     QueryVector,
     failed_note,
@@ -43,10 +43,6 @@ log = logging.getLogger(__name__)
 
 EMBEDDER_IDLE_SEC = 600.0
 """A backend unused this long is closed (the next search with words makes it again)."""
-
-
-class SearchRefused(Exception):
-    """The request is not one this daemon answers (another identity, bad arguments)."""
 
 
 class SearchService:

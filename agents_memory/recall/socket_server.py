@@ -23,8 +23,8 @@ import psycopg
 
 from agents_memory.adapters import names
 from agents_memory.config import Settings
-from agents_memory.errors import AgentsMemoryError, first_line
-from agents_memory.recall.search_service import SearchRefused, SearchService
+from agents_memory.errors import AgentsMemoryError, SearchRefused, first_line
+from agents_memory.recall.search_service import SearchService
 from agents_memory.recall.session import hook_output
 from agents_memory.store import database
 from agents_memory.store.memories import ensure_user

@@ -23,7 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.recall.brief import BriefRequest, build_brief
-from agents_memory.server.state import ServerState, open_state
+from agents_memory.recall.state import ServerState, open_state
 from agents_memory.server.stdio import run_stdio
 from agents_memory.server.tools import register_tools
 

@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 from agents_memory.clipping import MIN_SHOWN, clip
-from agents_memory.server.state import ServerState
+from agents_memory.recall.state import ServerState
 from agents_memory.store import knowledge
 from agents_memory.store.memories import MemoryRow
 

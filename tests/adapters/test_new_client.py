@@ -35,8 +35,8 @@ from agents_memory.config import Settings
 from agents_memory.errors import AdapterError
 from agents_memory.recall.brief import BriefRequest, build_brief
 from agents_memory.recall.session import hook_output
+from agents_memory.recall.state import open_state
 from agents_memory.server.app import create_server
-from agents_memory.server.state import open_state
 from agents_memory.store import database
 from agents_memory.store.memories import ensure_user
 

@@ -15,8 +15,8 @@ from mcp.types import Implementation
 
 from agents_memory.adapters import platform_for_client
 from agents_memory.config import Settings
+from agents_memory.recall.state import open_state
 from agents_memory.server.app import create_server
-from agents_memory.server.state import open_state
 
 
 def _save_as(settings: Settings, client_name: str, version: str = "1.18.33") -> dict[str, Any]:

@@ -28,8 +28,8 @@ from agents_memory.adapters import get_adapter
 from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.capture.pipeline import FileOutcome, Ingestor
 from agents_memory.config import Settings
+from agents_memory.recall.state import ServerState, open_state
 from agents_memory.server.app import create_server
-from agents_memory.server.state import ServerState, open_state
 from agents_memory.store import bundle_import, database, knowledge, rewrite
 from agents_memory.store.memories import AdmittedText, NewMemory, ensure_user
 from tests.capture.transcripts import claude_session_path, claude_user

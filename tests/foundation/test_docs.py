@@ -134,9 +134,36 @@ def test_architecture_md_states_the_layering_that_import_linter_checks() -> None
     import tomllib
 
     config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    (contract,) = config["tool"]["importlinter"]["contracts"]
+    contracts = config["tool"]["importlinter"]["contracts"]
+    (contract,) = [c for c in contracts if c["type"] == "layers"]
     checked = " > ".join(contract["layers"])
     architecture = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```text\n(.*?)```", architecture, re.S)
     stated = [" ".join(b.split()) for b in blocks if b.startswith(contract["layers"][0] + " ")]
     assert stated == [checked]
+
+
+def test_architecture_md_states_the_forbidden_imports_that_import_linter_checks() -> None:
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    architecture = " ".join((REPO / "ARCHITECTURE.md").read_text(encoding="utf-8").split())
+    for contract in config["tool"]["importlinter"]["contracts"]:
+        if contract["type"] == "forbidden":
+            assert contract["name"] in architecture
+
+
+def test_every_path_the_where_to_add_recipes_name_exists() -> None:
+    """The recipes name real files: a move that leaves a recipe behind fails here."""
+    architecture = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    recipes = architecture.split("## Where to add", 1)[1]
+    named = set(re.findall(r"`((?:agents_memory/|tests/)?[\w./]+\.(?:py|html|md))`", recipes))
+    package = REPO / "agents_memory"
+    missing = [
+        path
+        for path in sorted(named)
+        if "<" not in path
+        and not (REPO / path).exists()
+        and not (package / path).exists()
+    ]
+    assert named and missing == []

@@ -14,9 +14,10 @@ import psycopg
 import pytest
 
 from agents_memory.config import Settings
+from agents_memory.errors import SearchRefused
 from agents_memory.recall import search_service
 from agents_memory.recall.search_request import SearchRequest
-from agents_memory.recall.search_service import SearchRefused, SearchService
+from agents_memory.recall.search_service import SearchService
 from agents_memory.recall.search_wire import search_line
 from tests.conftest import TEST_DIM, TEST_MODEL
 from tests.embeddings.fake_openai import FakeEmbeddingServer

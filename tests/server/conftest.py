@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from agents_memory.config import Settings
-from agents_memory.server.state import ServerState, open_state
+from agents_memory.recall.state import ServerState, open_state
 
 
 @pytest.fixture

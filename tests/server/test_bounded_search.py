@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from agents_memory.cli.search import search
 from agents_memory.config import Settings
+from agents_memory.recall.state import ServerState
 from agents_memory.server.app import create_server
-from agents_memory.server.state import ServerState
 from agents_memory.store.memories import NewMemory, insert_memories
 from agents_memory.store.search import HIT_MAX_CHARS
 from tests.server.mcpcall import call, ok

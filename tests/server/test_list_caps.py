@@ -13,8 +13,8 @@ from mcp import Client
 from mcp.types import Implementation
 
 from agents_memory.config import Settings
+from agents_memory.recall.state import ServerState
 from agents_memory.server.app import create_server
-from agents_memory.server.state import ServerState
 from agents_memory.server.tools.pins import MAX_ITEMS
 from agents_memory.server.tools.tags import MAX_IDS
 from tests.server.mcpcall import call, error

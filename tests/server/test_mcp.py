@@ -16,8 +16,8 @@ from mcp.types import Implementation
 from agents_memory.adapters import platform_for_client
 from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.config import Settings
+from agents_memory.recall.state import ServerState
 from agents_memory.server.app import create_server
-from agents_memory.server.state import ServerState
 from agents_memory.store.memories import NewMemory, insert_memories
 
 

@@ -12,8 +12,8 @@ from mcp import Client
 from mcp.types import Implementation
 
 from agents_memory.config import Settings
+from agents_memory.recall.state import ServerState
 from agents_memory.server.app import create_server
-from agents_memory.server.state import ServerState
 from tests.server.mcpcall import call, error
 
 BAD = {"nul": ("a\x00b", "NUL byte"), "surrogate": ("a\ud800b", "lone surrogate")}

@@ -6,8 +6,8 @@ from typing import Any
 
 from agents_memory.config import Settings
 from agents_memory.recall.brief import BriefRequest, build_brief
+from agents_memory.recall.state import ServerState
 from agents_memory.server.app import create_server
-from agents_memory.server.state import ServerState
 from tests.server.mcpcall import call, error, ok
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from mcp.server.mcpserver.exceptions import ToolError
 
 from agents_memory.config import Settings
+from agents_memory.errors import KnowledgeError
 from agents_memory.recall.brief import BriefRequest, build_brief
+from agents_memory.recall.knowledge import expiry, slot_name
+from agents_memory.recall.state import ServerState
 from agents_memory.server.app import create_server
-from agents_memory.server.knowledge_tools import expiry, slot_name
-from agents_memory.server.state import ServerState
 from tests.server.mcpcall import call, error, ok
 
 
@@ -84,11 +84,11 @@ def test_slot_and_expiry_arguments_are_checked() -> None:
     assert slot_name(" Db.Port ") == "db.port"
     assert expiry("7d", now) == now + timedelta(days=7)
     assert expiry("2026-01-03", now) == datetime(2026, 1, 4, tzinfo=UTC)
-    with pytest.raises(ToolError, match=r"db\.staging\.port"):
+    with pytest.raises(KnowledgeError, match=r"db\.staging\.port"):
         slot_name("has spaces in it")
-    with pytest.raises(ToolError, match="7d"):
+    with pytest.raises(KnowledgeError, match="7d"):
         expiry("next tuesday", now)
-    with pytest.raises(ToolError, match="past"):
+    with pytest.raises(KnowledgeError, match="past"):
         expiry("2025-01-01", now)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents_memory.config import Settings
+from agents_memory.recall.state import ServerState
 from agents_memory.server.app import create_server
-from agents_memory.server.state import ServerState
 from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
 from agents_memory.store.tag_suggestions import AliasVerdict

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any, Final, Literal
 
 import psycopg
-from mcp.server.mcpserver.exceptions import ToolError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -17,7 +16,7 @@ from agents_memory.console.context import console_from
 from agents_memory.console.forms import back, change_form, number, text
 from agents_memory.errors import AgentsMemoryError, OwnerRequestError
 from agents_memory.ops.restore import restore_memory
-from agents_memory.server.knowledge_tools import manage_knowledge
+from agents_memory.recall.knowledge import manage_knowledge
 from agents_memory.store import console as console_store
 from agents_memory.store.knowledge import get_profiles
 
@@ -82,7 +81,7 @@ async def fact(request: Request) -> Response:
         message = await run_in_threadpool(
             _knowledge, request, action, "memory", text(form, "content"), memory_id
         )
-    except (ToolError, AgentsMemoryError) as exc:
+    except AgentsMemoryError as exc:
         return back("/knowledge", failed=str(exc))
     return back("/knowledge", notice=message)
 
@@ -95,7 +94,7 @@ async def profile(request: Request) -> Response:
         message = await run_in_threadpool(
             _knowledge, request, action, "sub_profile", text(form, "content"), None
         )
-    except (ToolError, AgentsMemoryError) as exc:
+    except AgentsMemoryError as exc:
         return back("/knowledge", failed=str(exc))
     return back("/knowledge", notice=message)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from agents_memory.server.state import ServerState
+from agents_memory.recall.state import ServerState
 from agents_memory.server.tools import knowledge, pins, read, search, startup, tags
 
 

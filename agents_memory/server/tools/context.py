@@ -7,7 +7,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 
 from agents_memory.adapters import platform_for_client
-from agents_memory.server.state import ServerState
+from agents_memory.recall.state import ServerState
 
 ServerContext = Context[ServerState, Any]
 

@@ -1,4 +1,6 @@
-"""``manage_knowledge`` and ``save_message``: what an agent stores on purpose."""
+"""``manage_knowledge`` and ``save_message``: the tools' signatures over the service in
+:mod:`agents_memory.recall.knowledge` (which the console calls too); its refusals become the
+model's :class:`ToolError`."""
 
 from __future__ import annotations
 
@@ -6,11 +8,13 @@ from collections.abc import Collection, Sequence
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from agents_memory.adapters import all_adapters, platform_for_client
-from agents_memory.server import knowledge_tools
+from agents_memory.errors import KnowledgeError
+from agents_memory.recall import knowledge as service
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
 from agents_memory.server.tools.text import Text
 
@@ -89,21 +93,24 @@ def _register_manage_knowledge(server: MCPServer[Any]) -> None:
             Text | None,
             Field(description="add: stop showing the fact after 7d, 12h or a date (2026-03-01)."),
         ] = None,
-    ) -> knowledge_tools.KnowledgeResult:
+    ) -> service.KnowledgeResult:
         """Remember something on purpose (the user asked, or a durable fact or decision),
         correct it, or forget it. Pinned memories always appear in the brief; a fact with a
         `slot` appears once, with its newest value."""
-        return knowledge_tools.manage_knowledge(
-            state_of(ctx),
-            action=action,
-            target=target,
-            content=content,
-            memory_id=memory_id,
-            platform=client_platform(ctx),
-            model=agent_model,
-            slot=slot,
-            expires=expires,
-        )
+        try:
+            return service.manage_knowledge(
+                state_of(ctx),
+                action=action,
+                target=target,
+                content=content,
+                memory_id=memory_id,
+                platform=client_platform(ctx),
+                model=agent_model,
+                slot=slot,
+                expires=expires,
+            )
+        except KnowledgeError as exc:
+            raise ToolError(str(exc)) from exc
 
 
 def _register_save_message(server: MCPServer[Any], captured: Collection[str]) -> None:
@@ -120,16 +127,19 @@ def _register_save_message(server: MCPServer[Any], captured: Collection[str]) ->
         subagent: Annotated[bool, Field(description="true when a subagent speaks.")] = False,
         subagent_model: Annotated[Text | None, Field(description="The subagent's model.")] = None,
         subagent_role: Annotated[Text | None, Field(description="The subagent's role.")] = None,
-    ) -> knowledge_tools.SaveResult:
+    ) -> service.SaveResult:
         platform = platform_for_client(agent_platform) or client_platform(ctx)
-        return knowledge_tools.save_message(
-            state_of(ctx),
-            role=role,
-            message=message,
-            platform=platform,
-            model=agent_model,
-            session_id=session_id,
-            subagent=subagent,
-            subagent_model=subagent_model,
-            subagent_role=subagent_role,
-        )
+        try:
+            return service.save_message(
+                state_of(ctx),
+                role=role,
+                message=message,
+                platform=platform,
+                model=agent_model,
+                session_id=session_id,
+                subagent=subagent,
+                subagent_model=subagent_model,
+                subagent_role=subagent_role,
+            )
+        except KnowledgeError as exc:
+            raise ToolError(str(exc)) from exc

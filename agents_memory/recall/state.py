@@ -1,4 +1,5 @@
-"""What the MCP tools share for the life of one server: settings, pool, user, embedder."""
+"""What a long-running reader of the memory holds for its life (the MCP server, the console):
+settings, pool, user, embedder."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``manage_knowledge`` and ``save_message``: what an agent stores on purpose.
 
 Every text goes through :mod:`agents_memory.admission.admit` first (private spans, brief
-echoes, excluded projects, redaction, the size limit). Errors are :class:`ToolError` with a
+echoes, excluded projects, redaction, the size limit). Errors are :class:`KnowledgeError` with a
 message that tells the model what to do instead; ``save_message`` reports a refusal of what
 the text *is* (a brief echo, all private, an excluded project) as ``skipped``.
 """
@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import psycopg
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 from agents_memory.admission.admit import (
@@ -27,8 +26,8 @@ from agents_memory.admission.admit import (
     create_admission,
 )
 from agents_memory.daterange import parse_date_range, parse_duration
-from agents_memory.errors import AgentsMemoryError
-from agents_memory.server.state import ServerState
+from agents_memory.errors import AgentsMemoryError, KnowledgeError
+from agents_memory.recall.state import ServerState
 from agents_memory.store import knowledge, slots
 from agents_memory.store.memories import NewMemory, insert_memories
 from agents_memory.store.passages import passage_of
@@ -68,29 +67,31 @@ def _admission(state: ServerState) -> Admission:
 
 def _require_text(content: str | None, action: str) -> str:
     if content is None:
-        raise ToolError(f"action={action} needs `content` with the text to store")
+        raise KnowledgeError(f"action={action} needs `content` with the text to store")
     return content
 
 
-def _refusal(refused: Refused, text: str, action: str) -> ToolError:
+def _refusal(refused: Refused, text: str, action: str) -> KnowledgeError:
     """The error that tells the model why nothing was stored and what to do instead."""
     if refused.reason == "empty":
-        return ToolError(f"action={action} needs `content` with the text to store")
+        return KnowledgeError(f"action={action} needs `content` with the text to store")
     if refused.reason == "too-long":
-        return ToolError(
+        return KnowledgeError(
             f"content is {len(text)} characters; the limit is {MAX_TEXT}. Store a summary instead."
         )
     if refused.reason == "echo":
-        return ToolError(
+        return KnowledgeError(
             "this text is the memory brief itself (it carries the brief's marker) and memory "
             "already holds it; store the fact in your own words instead"
         )
     if refused.reason == "private-only":
-        return ToolError(
+        return KnowledgeError(
             "nothing left after removing <private> spans; nothing was stored. "
             "Leave out the <private> tags for text that should be remembered."
         )
-    return ToolError("this project is excluded from memory by CAPTURE_EXCLUDE; nothing was stored")
+    return KnowledgeError(
+        "this project is excluded from memory by CAPTURE_EXCLUDE; nothing was stored"
+    )
 
 
 def _admitted(result: Admitted | Refused, text: str, action: str) -> Admitted:
@@ -123,19 +124,19 @@ def manage_knowledge(
         admitted = _admitted(_admission(state).pinned_fact(text, cwd=state.cwd), text, action)
         return _add(state, admitted, platform, model, fact)
     if slot is not None or expires is not None:
-        raise ToolError(
+        raise KnowledgeError(
             "`slot` and `expires` go with action=add: add the new value and it replaces the "
             "slot's old one"
         )
     if memory_id is None:
-        raise ToolError(
+        raise KnowledgeError(
             f"action={action} on target=memory needs `memory_id` (the `id` of a "
             "search_memory result)"
         )
     with state.pool.connection() as conn:
         row = knowledge.get_memory(conn, state.user_id, memory_id)
         if row is None:
-            raise ToolError(
+            raise KnowledgeError(
                 f"no memory with id {memory_id}; find the right id with search_memory first"
             )
         if action == "remove":
@@ -247,10 +248,10 @@ _SLOT = re.compile(r"^[a-z0-9][a-z0-9_.:/-]{0,99}$")
 
 
 def slot_name(text: str) -> str:
-    """A slot name as stored (lower case), or a ToolError saying what a slot looks like."""
+    """A slot name as stored (lower case), or a KnowledgeError saying what a slot looks like."""
     name = text.strip().lower()
     if not _SLOT.match(name):
-        raise ToolError(
+        raise KnowledgeError(
             f"slot {text!r} is not a slot name: use dotted words such as db.staging.port "
             "(letters, digits, . _ - : /, at most 100 characters)"
         )
@@ -274,12 +275,12 @@ def expiry(text: str, now: datetime) -> datetime:
                     raise ValueError(token)
                 when = end
         except ValueError:
-            raise ToolError(
+            raise KnowledgeError(
                 f"expires {text!r} not understood: give a duration such as 7d or 12h, or a "
                 "date such as 2026-03-01"
             ) from None
     if when <= now:
-        raise ToolError(f"expires {text!r} is in the past; give a future date or a duration")
+        raise KnowledgeError(f"expires {text!r} is in the past; give a future date or a duration")
     return when
 
 

@@ -2,8 +2,9 @@
 the line and what was expected there (instead of a bare ``JSONDecodeError``, ``KeyError`` or
 ``RecursionError`` from somewhere inside the import).
 
-A row is a :class:`BundleRow`: a ``dict`` that knows where it came from, so a field the import
-needs and the row lacks is reported where it is looked up, as the same kind of line.
+A row is a :class:`BundleRow`: a ``dict`` that knows where it came from. The import checks each
+row's shape first and refuses a row it cannot take with its member, line and reason
+(:mod:`agents_memory.ops.import_report`), so the rest of the bundle still comes in.
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ class BundleRow(dict[str, Any]):
         )
 
 
-def parse_row(member: str, line: int, raw: bytes) -> BundleRow | None:
-    """Line ``line`` of ``member`` (its bytes) as a row; ``None`` for a blank line."""
+def parse_row(member: str, line: int, raw: bytes) -> BundleRow | Any:
+    """Line ``line`` of ``member`` (its bytes) as a row; ``None`` for a blank line. Text that
+    is not JSON stops the import (a bundle whose checksums hold was edited by hand); JSON of
+    another shape (a list, a row without a field) is returned for the import to refuse that
+    row with its reason and go on."""
     where = f"bundle member {member} line {line}"
     try:
         text = raw.decode("utf-8")
@@ -57,7 +61,5 @@ def parse_row(member: str, line: int, raw: bytes) -> BundleRow | None:
             f"per line; {_NOTHING}"
         ) from None
     if not isinstance(data, dict):
-        raise BundleError(
-            f"{where}: a JSON {type(data).__name__} where a JSON object was expected; {_NOTHING}"
-        )
+        return data  # JSON of the wrong shape: the import refuses that row and says why
     return BundleRow(data, member, line)

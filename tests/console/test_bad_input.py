@@ -17,7 +17,7 @@ from agents_memory.admission.admit import MAX_SAVED_CHARS
 from agents_memory.console.app import routes
 from agents_memory.console.inputs import LONGEST
 from tests.console.conftest import csrf_of
-from tests.data.bundles import DEEP, second_line, with_member, without_key
+from tests.data.bundles import DEEP, second_line, with_member
 
 TIMELINE = ("project", "platform", "model", "device", "role", "since", "until")
 FORGET = ("id", "session", "project", "platform", "device", "since", "until", "match", "min_score")
@@ -181,9 +181,8 @@ def spool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     [
         (second_line(b'{"external_uuid": '), "memory.jsonl line 2"),
         (second_line(DEEP), "memory.jsonl line 2"),
-        (without_key("external_uuid"), "external_uuid"),
     ],
-    ids=["bad-json-line", "nested-50k-deep", "missing-key"],
+    ids=["bad-json-line", "nested-50k-deep"],
 )
 def test_a_refused_upload_shows_why_on_the_transfer_page_and_is_not_kept(
     client: TestClient, spool: Path, change: object, says: str

@@ -35,20 +35,10 @@ CASES: dict[str, tuple[str, Callable[[bytes], bytes], tuple[str, ...]]] = {
         second_line(b'{"external_uuid": '),
         ("bundle member memory.jsonl line 2", "not valid JSON", "expected one JSON object"),
     ),
-    "missing-key": (
-        "memory.jsonl",
-        without_key("external_uuid"),
-        ("bundle member memory.jsonl line 2", "no 'external_uuid' field"),
-    ),
     "nested-50k-deep": (
         "memory.jsonl",
         second_line(DEEP),
         ("bundle member memory.jsonl line 2", "nested too deeply"),
-    ),
-    "not-an-object": (
-        "users.jsonl",
-        lambda data: data + b"[1, 2]\n",
-        ("bundle member users.jsonl line", "a JSON list where a JSON object was expected"),
     ),
     "not-utf8": (
         "memory.jsonl",
@@ -94,3 +84,32 @@ def test_a_manifest_nested_50k_deep_is_no_readable_manifest(
     assert refused.stderr.strip().splitlines()[-1] == (
         f"error: {deep} is not an export bundle (no readable manifest.json)"
     )
+
+
+@pytest.mark.parametrize(
+    ("member", "change"),
+    [
+        ("memory.jsonl", without_key("external_uuid")),
+        ("users.jsonl", lambda data: data + b"[1, 2]\n"),
+    ],
+    ids=["missing-key", "not-an-object"],
+)
+def test_a_row_of_the_wrong_shape_is_refused_by_line_and_the_rest_comes_in(
+    bundle_bytes: bytes,
+    empty_db_url: str,
+    tmp_path: Path,
+    member: str,
+    change: Callable[[bytes], bytes],
+) -> None:
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(with_member(bundle_bytes, member, change))
+
+    done = run(machine_env(tmp_path / "b", empty_db_url), "import", str(bad))
+
+    assert done.returncode == 0, done.stderr
+    assert f"{member.removesuffix('.jsonl')}.jsonl line" in done.stdout, done.stdout
+    assert "refused" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+    with psycopg.connect(empty_db_url) as conn:
+        stored = conn.execute("SELECT count(*) FROM memory").fetchone()
+    assert stored is not None and stored[0] > 0

@@ -162,8 +162,6 @@ def test_every_path_the_where_to_add_recipes_name_exists() -> None:
     missing = [
         path
         for path in sorted(named)
-        if "<" not in path
-        and not (REPO / path).exists()
-        and not (package / path).exists()
+        if "<" not in path and not (REPO / path).exists() and not (package / path).exists()
     ]
     assert named and missing == []

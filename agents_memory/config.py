@@ -1,6 +1,7 @@
 """Settings: read once per entry point from the environment and the user's ``.env`` file.
 
-Variable names follow seed A so an existing ``.env`` carries over. Nothing else in the package
+Variable names follow the JS original so an existing ``.env`` carries over. Nothing else in the
+package
 reads ``os.environ``; entry points call :func:`load_settings` and pass the result down.
 """
 
@@ -290,7 +291,8 @@ SEED_A_IGNORED: dict[str, str] = {
     "PROMOTION_ENABLED": _V0,
     "FORGETTING_*": _V0 + "; see ARCHIVE_AFTER_DAYS",
 }
-"""Seed A settings this product reads nowhere, each with why (``doctor`` names the ones set).
+"""The JS original settings this product reads nowhere, each with why (``doctor`` names the ones
+set).
 A ``*`` stands for any run of characters (``BUZZ_*`` is every Buzz setting)."""
 
 

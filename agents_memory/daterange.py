@@ -1,5 +1,5 @@
 """The one date grammar of every option that takes a period (search ``--date-range``, backfill
-``--since``, the MCP ``date_range``): seed A's forms, short spans, months and closed ranges
+``--since``, the MCP ``date_range``): the JS original's forms, short spans, months and closed ranges
 ``A..B``. Pure: no clock reads.
 
 Forms (case-insensitive; ``-`` or a space may stand for ``_``):

@@ -1,5 +1,6 @@
 """``mcp-agents-memory import --from seed-a|seed-b``: bring memory over from the source
-systems (seed A's PostgreSQL, seed B's SQLite). Thin: call :mod:`agents_memory.ops.seed_import`
+systems (the JS original's PostgreSQL, unified-memory-mcp's SQLite). Thin: call
+:mod:`agents_memory.ops.seed_import`
 and print the report."""
 
 from __future__ import annotations

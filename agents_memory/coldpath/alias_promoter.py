@@ -1,7 +1,7 @@
-"""AliasPromoter: questions for a person about project tags (seed A A.5, stage 2).
+"""AliasPromoter: questions for a person about project tags.
 
 1. Alias candidates among canonical root tags (at most ``PROJECT_ALIAS_MAX_TAGS``), from
-   seed A's signals and weights: an explicit user rename statement naming both (100),
+   the JS original's signals and weights: an explicit user rename statement naming both (100),
    vector centroids within cosine distance 0.28 (30), d_tag Jaccard >= 0.25 (18), name
    similarity >= 0.55 (16) - the last two lowered to 0.18/0.45 when a tag is new or rare
    (<= 3 rows or <= 14 days old), which also adds 8. The best ``PROJECT_ALIAS_CANDIDATE_LIMIT``
@@ -11,7 +11,7 @@
    ``PROJECT_ALIAS_PENDING_MIN``) becomes a pending suggestion; a verdict below the bar is kept
    as ``expired`` so the pair is not judged again for ``PROJECT_ALIAS_REJUDGE_DAYS``. A pair a
    person confirmed or rejected is never suggested again. Nothing merges until a person
-   confirms, unless ``ALIAS_AUTO_APPLY`` is on and seed A's strict auto-apply rule holds.
+   confirms, unless ``ALIAS_AUTO_APPLY`` is on and the JS original's strict auto-apply rule holds.
 3. The d_tag promoter (``coldpath/dtag_promoter.py``): frequent d_tags -> new-tag suggestions.
 
 Runs at most hourly (``--once`` always runs).

@@ -1,4 +1,4 @@
-"""The d_tag promoter (seed A A.5): project-tag discovery from frequent d_tags.
+"""The d_tag promoter: project-tag discovery from frequent d_tags.
 
 1. d_tags on tagged, active rows of the last ``DTAG_PROMOTE_WINDOW_DAYS``, used >= 2 times,
    top 50;
@@ -7,7 +7,7 @@
 3. clusters whose summed count reaches ``DTAG_PROMOTE_MIN_COUNT`` and that are not yet a
    project tag become *suggestions* with the model's recommendation - nothing is created until
    a person confirms, and a rejected name is never suggested again. No LLM answer: no new
-   suggestions this run (seed A: a keyword alone is too often a generic word);
+   suggestions this run (the JS original: a keyword alone is too often a generic word);
 4. existing tags file untagged rows (without git identity) that carry exactly their name.
 """
 
@@ -81,7 +81,8 @@ def promote_dtags(ctx: JobContext, report: JobReport) -> None:
 def clean_clusters(
     answer: DtagClusters, counts: dict[str, int], tag_names: set[str]
 ) -> list[dict[str, Any]]:
-    """Keep what seed A allows: canonical among the inputs, members among the inputs and not
+    """Keep what the JS original allows: canonical among the inputs, members among the inputs and
+    not
     already used, no project tag folded into another."""
     used: set[str] = set()
     kept: list[dict[str, Any]] = []

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_INPUT_CHARS = 8000
-"""Embedding input is cut here (seed A); the backends cut further to their own limits."""
+"""Embedding input is cut here (the JS original); the backends cut further to their own limits."""
 BATCH_TOKENS = 2048
 """The most estimated tokens in a batch (the first row is always taken, however long)."""
 MIN_BATCH_TOKENS = 128

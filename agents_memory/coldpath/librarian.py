@@ -1,4 +1,4 @@
-"""Librarian (seed A v3): keeps ``users.core_profile`` / ``sub_profile`` current.
+"""Librarian: keeps ``users.core_profile`` / ``sub_profile`` current.
 
 Gate: at least ``LIBRARIAN_MSG_THRESHOLD`` new active user turns since the last successful run,
 and ``LIBRARIAN_COOLDOWN_HOURS`` since the last attempt. Input: the current profiles, the

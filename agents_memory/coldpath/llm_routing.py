@@ -1,4 +1,4 @@
-"""Per-role LLM routing with a fallback endpoint (seed A's ``<ROLE>_PROVIDER`` and
+"""Per-role LLM routing with a fallback endpoint (the JS original's ``<ROLE>_PROVIDER`` and
 ``LOCAL_GROK_FALLBACK`` ideas).
 
 * **Primary, per role.** ``<ROLE>_BASE_URL`` gives a role an endpoint of its own; otherwise

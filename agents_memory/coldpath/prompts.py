@@ -1,4 +1,4 @@
-"""Prompts of the Cold Path jobs (seed A A.5), in one place.
+"""Prompts of the Cold Path jobs, in one place.
 
 Each job sends ``system`` + ``user`` and its reply model (:mod:`.replies`) to
 :meth:`LLM.complete`.
@@ -73,7 +73,7 @@ Relations: "rename" (the project was renamed), "alias" (another name for the sam
 Return the JSON object only."""
 
 
-# Explicit rename statements (seed A: ~16 Korean/English patterns), matched with ILIKE.
+# Explicit rename statements (the JS original: ~16 Korean/English patterns), matched with ILIKE.
 RENAME_PATTERNS = (
     "%renamed%",
     "%rename %",

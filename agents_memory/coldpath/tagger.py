@@ -9,7 +9,8 @@ suggestion a person rejected (or merged away) stays untagged. Suggestions stay f
 really uncertain: the model's ``NEW:<slug>`` for rows without git, merges and aliases.
 
 The LLM only refines: it picks the keywords, and the project only for rows with no git
-identity (seed A's candidate list; ``NEW:<slug>`` becomes a suggestion, never a tag; an unknown
+identity (the JS original's candidate list; ``NEW:<slug>`` becomes a suggestion, never a tag; an
+unknown
 name becomes ``NULL``). Without an answer from it the row gets the deterministic project and
 keyword d_tags. Every claimed row ends ``tag_processed`` (or, after repeated errors, gives up).
 """

@@ -55,7 +55,7 @@ OPENAI_DIMS = {
 
 def local_model_mismatch(settings: Settings) -> str | None:
     """Why the local backend cannot serve the configured ``EMBEDDING_MODEL``, in one line that
-    says what to set; ``None`` when it can. Seed A's ``.env`` carries
+    says what to set; ``None`` when it can. The JS original's ``.env`` carries
     ``EMBEDDING_MODEL=text-embedding-3-large`` without ``EMBEDDING_BACKEND``: that is this."""
     model = settings.embedding_model
     if settings.embedding_backend != "local" or model in (None, LOCAL_MODEL):

@@ -68,8 +68,8 @@ def run_doctor(
 
 
 def _settings_notes(settings: Settings, health: DatabaseHealth) -> None:
-    """The seed A traps: an ``EMBEDDING_MODEL`` the local backend cannot serve (a problem,
-    with what to set), and seed A settings read nowhere here (a note each, with why)."""
+    """the JS original traps: an ``EMBEDDING_MODEL`` the local backend cannot serve (a problem,
+    with what to set), and the JS original settings read nowhere here (a note each, with why)."""
     mismatch = local_model_mismatch(settings)
     if mismatch:
         health.problems.append(mismatch)

@@ -1,4 +1,5 @@
-"""Import from the source systems: seed A's PostgreSQL and seed B's SQLite, idempotently.
+"""Import from the source systems: the JS original's PostgreSQL and unified-memory-mcp's SQLite,
+idempotently.
 
 An owner service (``mcp-agents-memory import --from seed-a|seed-b``). Both imports:
 
@@ -13,7 +14,8 @@ An owner service (``mcp-agents-memory import --from seed-a|seed-b``). Both impor
   for the Cold Path's embedder;
 * with ``dry_run`` do the same work and roll back.
 
-Seed B's fact slots, personas and the rest are in :mod:`agents_memory.ops.seed_import_b`.
+unified-memory-mcp's fact slots, personas and the rest are in
+:mod:`agents_memory.ops.seed_import_b`.
 """
 
 from __future__ import annotations
@@ -160,7 +162,7 @@ def merge_profile(
         )
 
 
-# --- seed A ---------------------------------------------------------------------------------
+# --- the JS original ------------------------------------------------------------------------------
 
 
 def import_seed_a(
@@ -172,10 +174,11 @@ def import_seed_a(
     source_model: str = seed_map.SEED_A_MODEL,
     home: Path | None = None,
 ) -> ImportReport:
-    """Import seed A's users' profiles, project tags (aliases, registry fields), both
+    """Import the JS original's users' profiles, project tags (aliases, registry fields), both
     suggestion queues and every memory from the PostgreSQL at ``url``.
 
-    ``source_model`` is the model that made seed A's vectors (seed A does not record it)."""
+    ``source_model`` is the model that made the JS original's vectors (the JS original does not
+    record it)."""
     started = time.monotonic()
     report = ImportReport("seed-a", mask(url, _url_secret(url)), dry_run)
     with SeedASource.open(url) as source:
@@ -204,7 +207,8 @@ def _url_secret(url: str) -> list[str]:
 
 
 def _owners(target: Target, users: list[SeedAUser], owner_name: str) -> dict[int, int]:
-    """Seed A's users → ours: a single seed user is this pool's owner; with several, the one
+    """The JS original's users → ours: a single seed user is this pool's owner; with several, the
+    one
     of the owner's name is, and each other keeps its name. Their profiles are merged."""
     owners: dict[int, int] = {}
     for user in users:
@@ -303,7 +307,7 @@ def _memories(
 def _not_captured(
     target: Target, user_id: int, rows: list[tuple[NewMemory, ImportedState]]
 ) -> list[tuple[NewMemory, ImportedState]]:
-    """``rows`` less those capture already stored from the same transcripts: seed A keyed a
+    """``rows`` less those capture already stored from the same transcripts: the JS original keyed a
     turn by its line and stamped it with its capture time, we key it by the transcript's own
     time and text, so the same turn would be two rows. A twin is a captured row of the same
     platform, session, role and text (whitespace aside); it is counted, not imported."""

@@ -1,11 +1,12 @@
-"""Import from seed B (unified-memory-mcp's SQLite file), idempotently.
+"""Import from unified-memory-mcp (unified-memory-mcp's SQLite file), idempotently.
 
 Messages become memories (their ``session_id`` kept, their ``source`` as the platform); a fact
 slot's live value becomes a pinned memory (``[category] name: body``), an expired value an
 archived one; live persona traits become the core profile. What has no equivalent here yet —
 a slot's superseded values (fact-slot history comes with slots), summaries, the entity graph
-and typed links, messages moved to seed B's archive file, other roles — is counted in the
-report, never dropped silently. The steps shared with seed A are in
+and typed links, messages moved to unified-memory-mcp's archive file, other roles — is counted in
+the
+report, never dropped silently. The steps shared with the JS original are in
 :mod:`agents_memory.ops.seed_import`.
 """
 
@@ -52,7 +53,8 @@ def import_seed_b(
     progress: Progress | None = None,
     home: Path | None = None,
 ) -> ImportReport:
-    """Import seed B's messages, fact slots and personas from the SQLite file at ``path``."""
+    """Import unified-memory-mcp's messages, fact slots and personas from the SQLite file at
+    ``path``."""
     started = time.monotonic()
     report = ImportReport("seed-b", str(path), dry_run)
     with SeedBSource.open(path) as source:

@@ -1,10 +1,10 @@
 """How a seed row becomes ours: pure functions from the source's values to ours.
 
-Seed A (``reference/seeds.md`` A.2) is this product's own ancestor, so its memory columns map
+The JS original is this product's own ancestor, so its memory columns map
 one to one, with three exceptions: ``entry_type='task'`` rows (task pins) and ``venue`` have no
 column here (a chat venue becomes the row's ``session_id``; the others are reported), and a row
 without ``external_uuid`` gets a key derived from the source's identity and its id, so a second
-import finds it. Seed B (B.3) keeps messages, fact slots and personas (facts of category
+import finds it. unified-memory-mcp keeps messages, fact slots and personas (facts of category
 ``persona``) in SQLite: a message becomes a memory, a slot's live value a pinned memory, an
 expired value an archived one, a persona the core profile; what has no counterpart yet (a
 slot's superseded values, summaries, the graph) is counted in the report.
@@ -26,11 +26,11 @@ from agents_memory.store.seed_write import ImportedState
 Role = Literal["user", "assistant"]
 
 SEED_A_MODEL: Final = "text-embedding-3-large"
-"""Seed A's embedding model unless its ``EMBEDDING_MODEL`` said otherwise (it never records
+"""The JS original's embedding model unless its ``EMBEDDING_MODEL`` said otherwise (it never records
 which model made its vectors, only their dimension)."""
 
 SEED_B_PLATFORM: Final = "unified-memory"
-"""The platform of a seed B row whose ``source`` names no client (``unknown``)."""
+"""The platform of a unified-memory-mcp row whose ``source`` names no client (``unknown``)."""
 
 PERSONA_CATEGORY: Final = "persona"
 
@@ -44,11 +44,11 @@ def seed_a_key(identity: str, row: SeedAMemory) -> str:
 
 
 _SESSION_KEYED = ("claude-code", "codex", "gemini", "grok")
-"""Seed A capture modules whose keys read ``<module>:<session>:<entry>`` (seeds.md A.4)."""
+"""The JS original capture modules whose keys read ``<module>:<session>:<entry>``."""
 
 
 def key_session(key: str) -> str | None:
-    """The session a seed A capture key names (``claude-code:<session>:<line uuid>``,
+    """The session a the JS original capture key names (``claude-code:<session>:<line uuid>``,
     ``codex:<sid>:@<offset>``, ``gemini:<sid>:<id>``, ``grok:<sid>:<index>``); ``None`` for
     other keys (and for ours, ``claude-code:u:…`` / ``claude-code:a:…``)."""
     parts = key.split(":", 2)
@@ -60,7 +60,7 @@ def key_session(key: str) -> str | None:
 
 
 def platform_name(name: str) -> str:
-    """Seed A's platform name in ours when an adapter answers to it (its MCP client name,
+    """The JS original's platform name in ours when an adapter answers to it (its MCP client name,
     e.g. ``gemini-cli-mcp-client`` → ``gemini-cli``); any other name is kept."""
     return platform_for_client(name) or name
 
@@ -117,7 +117,7 @@ def seed_a_state(
     )
 
 
-# --- seed B ---------------------------------------------------------------------------------
+# --- unified-memory-mcp ---------------------------------------------------------------------------
 
 
 def epoch(seconds: float) -> datetime:
@@ -193,7 +193,7 @@ def persona_profile(traits: list[SeedBFact]) -> str:
 
 
 def vector_text(blob: bytes) -> str:
-    """A seed B vector (float32 little-endian) as pgvector text."""
+    """A unified-memory-mcp vector (float32 little-endian) as pgvector text."""
     values = struct.unpack(f"<{len(blob) // 4}f", blob[: len(blob) // 4 * 4])
     return "[" + ",".join(repr(v) for v in values) + "]"
 

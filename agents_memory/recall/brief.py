@@ -6,7 +6,7 @@ repository) this project comes next: its recent turns of the short-term window (
 platform and model by default), then other agents' turns in it. Then core profile, pinned,
 live fact slots, sub profile, active projects, recent turns elsewhere, older history as tag
 summaries (no "(no project)" group inside a project), pending tag questions, search hints.
-Outside a project the order is seed A's: profile and pins, active projects, recent turns,
+Outside a project the order is the JS original's: profile and pins, active projects, recent turns,
 older history, questions, hints.
 
 ``full`` is what ``memory_startup`` returns; ``compact`` fits a character budget (the MCP

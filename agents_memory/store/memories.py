@@ -187,7 +187,7 @@ def _upsert(has_vector: bool) -> str:
         "   SELECT id, message, 'capture' FROM previous)"
         f" INSERT INTO memory (user_id, tag_processed, {_STAGED_LIST})"
         f" SELECT %s, false, {_SELECT_LIST} FROM memory_incoming i"
-        # a captured turn that an import (seed A) already holds is skipped
+        # a captured turn that an import (the JS original) already holds is skipped
         f" WHERE i.source <> 'capture' OR {_IMPORTED_TWIN}"
         " ON CONFLICT (external_uuid) DO UPDATE SET"
         "   message = EXCLUDED.message, raw_message = EXCLUDED.raw_message,"

@@ -1,8 +1,9 @@
-"""Reading a seed A database (the TypeScript mcp-agents-memory on PostgreSQL), read-only.
+"""Reading a the JS original database (the TypeScript mcp-agents-memory on PostgreSQL), read-only.
 
-Seed A's schema grew by numbered migrations (019 onwards, ``reference/seeds.md`` A.2); an
+The JS original's schema grew by numbered migrations (019 onwards, ``reference/seeds.md`` A.2); an
 older database lacks the later columns and tables. Every reader here asks the catalogue which
-columns exist and selects a default for a missing one, so any seed A from 019 on can be read.
+columns exist and selects a default for a missing one, so any the JS original from 019 on can be
+read.
 The connection is opened read-only: nothing here can change the source.
 """
 
@@ -198,7 +199,7 @@ _CASTS = {"confidence": "::float8"}
 
 
 class SeedASource:
-    """An open, read-only connection to a seed A database and its readers."""
+    """An open, read-only connection to a the JS original database and its readers."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self._conn = conn
@@ -206,7 +207,7 @@ class SeedASource:
 
     @classmethod
     def open(cls, url: str, *, connect_timeout: float = 10.0) -> SeedASource:
-        """Connect to ``url`` read-only; a seed A database has a ``memory`` and a ``users``
+        """Connect to ``url`` read-only; a the JS original database has a ``memory`` and a ``users``
         table, anything else is refused with one line."""
         try:
             conn = psycopg.connect(url, connect_timeout=int(connect_timeout))

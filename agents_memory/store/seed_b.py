@@ -1,4 +1,4 @@
-"""Reading a seed B database (unified-memory-mcp's SQLite file), read-only.
+"""Reading a unified-memory-mcp database (unified-memory-mcp's SQLite file), read-only.
 
 The file is opened through a ``file:…?mode=ro`` URI: nothing here can change it, and a path
 that is not there is an error rather than a new empty database. Its tables are described in
@@ -75,11 +75,11 @@ _FACT = {
     "superseded_by": "0",
 }
 COUNTED_TABLES = ("um_summaries", "um_entities", "um_edges", "um_links")
-"""Seed B tables with no counterpart here: counted for the report, not read."""
+"""unified-memory-mcp tables with no counterpart here: counted for the report, not read."""
 
 
 class SeedBSource:
-    """An open, read-only connection to a seed B SQLite file and its readers."""
+    """An open, read-only connection to a unified-memory-mcp SQLite file and its readers."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn = conn

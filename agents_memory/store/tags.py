@@ -254,7 +254,7 @@ def retro_tag_dtag(
     conn: psycopg.Connection[Any], tag_id: int, name: str, *, user_id: int | None = None
 ) -> int:
     """File tagged-but-unfiled rows without a git identity that carry exactly ``name`` as a
-    d_tag (seed A: exact name only; cluster members were wrong too often)."""
+    d_tag (the JS original: exact name only; cluster members were wrong too often)."""
     cur = conn.execute(
         "UPDATE memory SET p_tag_id = %s WHERE p_tag_id IS NULL AND tag_processed"
         " AND git_root IS NULL AND git_remote IS NULL AND d_tag @> ARRAY[%s]::text[]"

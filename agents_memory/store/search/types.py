@@ -215,7 +215,7 @@ class SearchResult:
         return len(self.hits)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form (seed A's field names where they exist; times in ISO 8601)."""
+        """JSON-ready form (the JS original's field names where they exist; times in ISO 8601)."""
         return {
             "used": self.used,
             "count": self.count,

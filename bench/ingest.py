@@ -213,8 +213,7 @@ def _profile(db: common.BenchDB, turns: int) -> str:
     total = sum(v[2] for v in stats.stats.values())  # type: ignore[attr-defined]
     rows = []
     for (file, _line, name), (_cc, _nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
-        short = file.split("site-packages/")[-1].split("/main/")[-1]
-        rows.append((ct, tt, f"{short}:{name}"))
+        rows.append((ct, tt, f"{module_path(file)}:{name}"))
     rows.sort(reverse=True)
     keep = [
         r
@@ -245,6 +244,16 @@ def _profile(db: common.BenchDB, turns: int) -> str:
         common.table(("own s", "function"), [(t, f"`{n}`") for _c, t, n in tops]),
     ]
     return "\n".join(lines)
+
+
+def module_path(file: str) -> str:
+    """``file`` from its package on (``agents_memory/store/memories.py``, ``json/decoder.py``),
+    never the checkout or the machine it ran on."""
+    parts = file.replace("\\", "/").split("/")
+    for root in ("agents_memory", "bench", "psycopg", "json", "re"):
+        if root in parts:
+            return "/".join(parts[len(parts) - 1 - parts[::-1].index(root) :])
+    return file.rsplit("site-packages/", maxsplit=1)[-1]
 
 
 def main() -> None:

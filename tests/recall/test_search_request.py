@@ -22,7 +22,7 @@ from agents_memory.recall.search import (
 from agents_memory.recall.search_request import SearchRequest
 from tests.coldpath.embedding_helpers import ScriptedEmbedder
 
-from .helpers import add, mem
+from tests.search.helpers import add, mem
 
 NOW = datetime(2026, 3, 10, 12, tzinfo=UTC)
 

@@ -21,8 +21,8 @@ from agents_memory.capture.discovery import Catalog
 from agents_memory.console.app import create_app
 from agents_memory.console.build import open_console
 from agents_memory.console.security import Guard
-from agents_memory.store import console as console_store
-from agents_memory.store.console import TimelineFilters
+from agents_memory.store.owner import console as console_store
+from agents_memory.store.owner.console import TimelineFilters
 from agents_memory.store.search import SearchFilters, SearchTuning, search_memories
 from bench import common
 

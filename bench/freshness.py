@@ -45,7 +45,7 @@ from agents_memory.coldpath.worker import ColdPathWorker
 from agents_memory.embeddings import create_embedder, to_halfvec
 from agents_memory.embeddings.base import Embedder
 from agents_memory.store import database
-from agents_memory.store.coldqueue import JobReport
+from agents_memory.store.coldpath.coldqueue import JobReport
 from bench import common, daemon
 from bench.embed_throughput import store_pool
 

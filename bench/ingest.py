@@ -29,7 +29,7 @@ from agents_memory.adapters import all_adapters
 from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
 from agents_memory.capture.pipeline import Ingestor
-from agents_memory.store.cursors import Cursor
+from agents_memory.store.capture.cursors import Cursor
 from bench import common, synth
 
 _COLUMNS = (

@@ -16,7 +16,7 @@ The steps, in order (the first refusal wins):
 4. **forgotten**: the candidate's stable id (``key``) has a tombstone: the owner forgot that
    turn (``mcp-agents-memory forget``), or it was written while capture was paused. The
    caller passes the tombstoned keys among its batch (``forgotten``; capture asks the store
-   once per batch, :func:`agents_memory.store.tombstones.forgotten_among`). The check is by
+   once per batch, :func:`agents_memory.store.capture.tombstones.forgotten_among`). The check is by
    key alone, not key and text hash: a client that rewrites a message under the same id
    (Gemini CLI) is still writing the turn the owner forgot, and the owner expects it to stay
    gone. The tombstone's hash is kept for rows without a key (it never holds the text).

@@ -7,7 +7,8 @@ their own, while the database stores the region before, so Python and the server
 same time instead of taking turns. A region read ahead is stored only if the file's cursor,
 locked in the transaction that stores it, is still the one it was read from; otherwise (another
 process moved the cursor meanwhile) it is read again there, as without the read-ahead. Commits
-do not wait for the disk one by one (:func:`~agents_memory.store.cursors.deferred_flush`): one
+do not wait for the disk one by one (:func:`~agents_memory.store.capture.cursors.deferred_flush`):
+one
 flush at the end makes the whole import durable.
 """
 
@@ -26,8 +27,8 @@ from agents_memory.adapters.base import Adapter
 from agents_memory.capture.discovery import Catalog, Unreadable
 from agents_memory.capture.pipeline import FileOutcome, Ingestor, RegionRead
 from agents_memory.config import Settings
-from agents_memory.store import cursors as cursor_store
-from agents_memory.store.cursors import Cursor
+from agents_memory.store.capture import cursors as cursor_store
+from agents_memory.store.capture.cursors import Cursor
 from agents_memory.store.entry import open_user_connection
 
 

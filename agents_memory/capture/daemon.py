@@ -33,8 +33,8 @@ from agents_memory.capture.pipeline import FileOutcome, Ingestor
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError, first_line
 from agents_memory.gitinfo import git_info
-from agents_memory.store import cursors as cursor_store
 from agents_memory.store import database
+from agents_memory.store.capture import cursors as cursor_store
 from agents_memory.store.entry import open_user_connection
 
 log = logging.getLogger(__name__)

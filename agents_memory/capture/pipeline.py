@@ -8,7 +8,7 @@ captured text.
 
 Two checks need the database and run in the transaction that stores a batch, so the daemon and
 a backfill (its read-ahead thread has no connection) both make them: a **pause** of capture for
-the platform on this device (:mod:`agents_memory.store.pause`) stores nothing, records a
+the platform on this device (:mod:`agents_memory.store.capture.pause`) stores nothing, records a
 ``paused`` tombstone per turn and still advances the cursor, so turns written while paused are
 never captured later, not even by a rescan; and the **tombstoned keys** among the batch (one
 query), which admission then refuses as ``forgotten``.
@@ -37,10 +37,10 @@ from agents_memory.capture import tailer
 from agents_memory.capture.warnlimit import FileWarnings
 from agents_memory.config import Settings
 from agents_memory.errors import first_line
-from agents_memory.store import cursors as cursor_store
-from agents_memory.store import pause as pause_store
-from agents_memory.store import tombstones as tombstone_store
-from agents_memory.store.cursors import Cursor
+from agents_memory.store.capture import cursors as cursor_store
+from agents_memory.store.capture import pause as pause_store
+from agents_memory.store.capture import tombstones as tombstone_store
+from agents_memory.store.capture.cursors import Cursor
 from agents_memory.store.memories import (
     InsertCounts,
     NewMemory,

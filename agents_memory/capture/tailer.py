@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agents_memory.adapters.base import ReadMode
-from agents_memory.store.cursors import Cursor
+from agents_memory.store.capture.cursors import Cursor
 
 TAIL_BYTES = 256
 """How many bytes before the cursor are hashed to recognise the same file next time."""

@@ -23,7 +23,7 @@ from agents_memory.config import Settings, load_settings
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from agents_memory.store.coldqueue import JobReport
+    from agents_memory.store.coldpath.coldqueue import JobReport
     from agents_memory.store.database import Database
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from agents_memory.ops.forget import (
     describe as describe_forget,
 )
 from agents_memory.store.entry import open_user_connection
-from agents_memory.store.forget import Selection
+from agents_memory.store.owner.forget import Selection
 
 
 @click.command()

@@ -20,7 +20,7 @@ from agents_memory.cli.common import debug_option, settings_from
 from agents_memory.errors import OwnerRequestError
 from agents_memory.ops import tags as tag_service
 from agents_memory.store import tags as tag_store
-from agents_memory.store.tag_suggestions import AliasSuggestion, NewTagSuggestion
+from agents_memory.store.coldpath.tag_suggestions import AliasSuggestion, NewTagSuggestion
 
 
 @click.group()

@@ -33,12 +33,12 @@ from agents_memory.coldpath.dtag_promoter import promote_dtags
 from agents_memory.coldpath.replies import AliasJudgement
 from agents_memory.coldpath.text import jaccard, name_similarity
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
-from agents_memory.store import tag_signals as signals
-from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
-from agents_memory.store.coldqueue import JobReport
-from agents_memory.store.tag_signals import RootTagStats, SampleRow
-from agents_memory.store.tag_suggestions import AliasVerdict
+from agents_memory.store.coldpath import tag_signals as signals
+from agents_memory.store.coldpath import tag_suggestions as suggestion_store
+from agents_memory.store.coldpath.coldqueue import JobReport
+from agents_memory.store.coldpath.tag_signals import RootTagStats, SampleRow
+from agents_memory.store.coldpath.tag_suggestions import AliasVerdict
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import psycopg
 
 from agents_memory.coldpath.replies import ReplyT
 from agents_memory.config import Settings
-from agents_memory.store.coldqueue import JobReport
+from agents_memory.store.coldpath.coldqueue import JobReport
 
 if TYPE_CHECKING:
     from agents_memory.embeddings import Embedder

@@ -21,7 +21,7 @@ from agents_memory.coldpath.replies import ClustererReply
 from agents_memory.coldpath.text import Turn, extractive_summary
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
 from agents_memory.store import summaries as store
-from agents_memory.store.coldqueue import JobReport
+from agents_memory.store.coldpath.coldqueue import JobReport
 from agents_memory.store.summaries import PeriodGroup, SummaryTurn
 from agents_memory.store.tags import list_project_tags
 

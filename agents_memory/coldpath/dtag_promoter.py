@@ -21,10 +21,10 @@ from agents_memory.coldpath.base import JobContext
 from agents_memory.coldpath.replies import DtagClusters
 from agents_memory.coldpath.text import normalize_tag
 from agents_memory.coldpath.units import unit_of_work
-from agents_memory.store import tag_signals as signals
-from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
-from agents_memory.store.coldqueue import JobReport
+from agents_memory.store.coldpath import tag_signals as signals
+from agents_memory.store.coldpath import tag_suggestions as suggestion_store
+from agents_memory.store.coldpath.coldqueue import JobReport
 
 
 def promote_dtags(ctx: JobContext, report: JobReport) -> None:

@@ -34,8 +34,9 @@ from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.units import describe
 from agents_memory.config import Settings
 from agents_memory.errors import EmbedderUnavailable, EmbeddingMismatchError
-from agents_memory.store import coldqueue, vectors
-from agents_memory.store.coldqueue import JobReport
+from agents_memory.store import vectors
+from agents_memory.store.coldpath import coldqueue
+from agents_memory.store.coldpath.coldqueue import JobReport
 
 if TYPE_CHECKING:
     from agents_memory.embeddings import Embedder

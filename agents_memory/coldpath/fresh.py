@@ -27,7 +27,8 @@ import psycopg
 from agents_memory.coldpath.base import JobContext
 from agents_memory.coldpath.embedder import EmbedderJob
 from agents_memory.config import Settings
-from agents_memory.store import coldqueue, database
+from agents_memory.store import database
+from agents_memory.store.coldpath import coldqueue
 from agents_memory.store.memories import ensure_user
 
 if TYPE_CHECKING:

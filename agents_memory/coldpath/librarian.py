@@ -26,10 +26,10 @@ from agents_memory.coldpath.replies import LibrarianReply
 from agents_memory.coldpath.text import dominant_script
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
 from agents_memory.config import Settings
-from agents_memory.store import librarian as state_store
-from agents_memory.store.coldqueue import JobReport
+from agents_memory.store.coldpath import librarian as state_store
+from agents_memory.store.coldpath.coldqueue import JobReport
+from agents_memory.store.coldpath.librarian import UserTurn
 from agents_memory.store.knowledge import ProfileField, get_profiles, set_profile
-from agents_memory.store.librarian import UserTurn
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ import psycopg
 from agents_memory.coldpath.replies import ReplyT, parse_reply, reply_schema
 from agents_memory.config import Settings
 from agents_memory.errors import first_line
-from agents_memory.store import usage as usage_store
+from agents_memory.store.coldpath import usage as usage_store
 
 if TYPE_CHECKING:
     from openai import OpenAI

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from agents_memory.errors import ReembedError
-from agents_memory.store import coldqueue, vectors
+from agents_memory.store import vectors
+from agents_memory.store.coldpath import coldqueue
 
 if TYPE_CHECKING:
     from agents_memory.embeddings import Embedder

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.units import unit_of_work
-from agents_memory.store.coldqueue import JobReport
+from agents_memory.store.coldpath.coldqueue import JobReport
 from agents_memory.store.search import lexemes
 
 

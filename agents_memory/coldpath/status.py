@@ -14,7 +14,8 @@ from typing import Any
 import psycopg
 
 from agents_memory.config import Settings
-from agents_memory.store import coldqueue, usage, vectors
+from agents_memory.store import vectors
+from agents_memory.store.coldpath import coldqueue, usage
 
 
 @dataclass(frozen=True, slots=True)

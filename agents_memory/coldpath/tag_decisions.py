@@ -15,9 +15,9 @@ from typing import Any, Literal
 import psycopg
 
 from agents_memory.errors import TagEditError
-from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
-from agents_memory.store.tag_suggestions import AliasSuggestion, NewTagSuggestion
+from agents_memory.store.coldpath import tag_suggestions as suggestion_store
+from agents_memory.store.coldpath.tag_suggestions import AliasSuggestion, NewTagSuggestion
 
 Outcome = Literal["confirmed", "rejected", "left", "failed"]
 

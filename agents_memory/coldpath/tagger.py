@@ -26,10 +26,10 @@ from agents_memory.coldpath.base import Job, JobContext
 from agents_memory.coldpath.replies import TaggerReply, registry_tagger_reply
 from agents_memory.coldpath.text import keyword_tags, normalize_tags, slugify
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
-from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
-from agents_memory.store.coldqueue import JobReport
-from agents_memory.store.tag_suggestions import NewTagSuggestion
+from agents_memory.store.coldpath import tag_suggestions as suggestion_store
+from agents_memory.store.coldpath.coldqueue import JobReport
+from agents_memory.store.coldpath.tag_suggestions import NewTagSuggestion
 from agents_memory.store.tags import ProjectTag, TagRow
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The Cold Path worker: one per shared pool, woken by NOTIFY or the clock, running the jobs.
 
 * **Singleton with failover.** The worker holds ``pg_try_advisory_lock`` on a dedicated,
-  non-pooled connection (:func:`~agents_memory.store.coldqueue.connect_for_lock`, TCP
+  non-pooled connection (:func:`~agents_memory.store.coldpath.coldqueue.connect_for_lock`, TCP
   keepalives on both ends). A worker that does not get it stands by and tries again every
   ``COLD_PATH_INTERVAL_SEC``: when the holder dies its backend exits, the lock is free, and a
   standby takes over within one interval.
@@ -37,8 +37,9 @@ from agents_memory.coldpath.base import LLM, Job, JobContext
 from agents_memory.coldpath.fresh import FreshLane
 from agents_memory.config import Settings
 from agents_memory.errors import ColdPathBusy, DatabaseError, first_line
-from agents_memory.store import coldqueue, database
-from agents_memory.store.coldqueue import JobReport
+from agents_memory.store import database
+from agents_memory.store.coldpath import coldqueue
+from agents_memory.store.coldpath.coldqueue import JobReport
 from agents_memory.store.memories import ensure_user
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import Final
 
 import psycopg
 
-from agents_memory.store.coldqueue import listen_for_new_rows
+from agents_memory.store.coldpath.coldqueue import listen_for_new_rows
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,8 @@
 
 An owner service: the CLI's ``mcp-agents-memory export`` (and later the console) only parse
 arguments into an :class:`ExportRequest` and print the :class:`ExportReport`. The bundle's
-format is :mod:`agents_memory.ops.bundle_format`; the SQL is :mod:`agents_memory.store.bundle`.
+format is :mod:`agents_memory.ops.bundle_format`; the SQL is
+:mod:`agents_memory.store.owner.bundle`.
 Capture cursors are never exported: they describe one machine's files, not memory.
 """
 
@@ -25,7 +26,8 @@ from agents_memory.errors import AdapterError, BundleError
 from agents_memory.ops import bundle_format as fmt
 from agents_memory.ops.export_files import check_destination, open_private_binary
 from agents_memory.ops.export_markdown import write_markdown
-from agents_memory.store import bundle, database, entry, migrate, tags, vectors
+from agents_memory.store import database, entry, migrate, tags, vectors
+from agents_memory.store.owner import bundle
 from agents_memory.store.projects import resolve_project
 
 Format = Literal["bundle", "markdown"]

@@ -26,7 +26,7 @@ import psycopg
 from agents_memory.errors import BundleError
 from agents_memory.ops import bundle_format as fmt
 from agents_memory.ops.export_files import make_private_dir, open_private
-from agents_memory.store import bundle
+from agents_memory.store.owner import bundle
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _BACKTICKS = re.compile(r"`+")

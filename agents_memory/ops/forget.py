@@ -5,7 +5,7 @@ Two steps, so a person always sees what goes before it goes: :func:`plan_forget`
 rows (by id, session, project, platform, device, period, or the hybrid search's hits for a
 text whose relevance reaches ``min_score``) and returns their count and a sample, writing
 nothing; :func:`apply_forget` deletes exactly the planned rows for good, in one transaction,
-through :func:`agents_memory.store.forget.forget_memories` (tombstones, derived text, rows).
+through :func:`agents_memory.store.owner.forget.forget_memories` (tombstones, derived text, rows).
 A summary that lost only some of its sources gets its text rebuilt at once from what is left
 (extractively, no model), and is marked stale so the Clusterer writes it again. A profile
 field built from a forgotten turn is emptied (its history entries holding that text go with
@@ -30,9 +30,9 @@ from agents_memory.config import Settings
 from agents_memory.errors import AdapterError, OwnerRequestError
 from agents_memory.recall.search import backend_query_vector, prepare_search, search_user
 from agents_memory.recall.search_request import SearchRequest
-from agents_memory.store import forget as forget_store
-from agents_memory.store.derived import settle_search_words
-from agents_memory.store.forget import ForgetCounts, SampleRow, Selection
+from agents_memory.store.owner import forget as forget_store
+from agents_memory.store.owner.derived import settle_search_words
+from agents_memory.store.owner.forget import ForgetCounts, SampleRow, Selection
 from agents_memory.store.projects import resolve_project
 from agents_memory.store.search import MAX_LIMIT, SearchHit
 from agents_memory.store.summaries import summary_turns

@@ -29,9 +29,9 @@ from agents_memory.gitinfo import GitInfo
 from agents_memory.ops import import_report as why
 from agents_memory.ops.import_report import ImportReport
 from agents_memory.ops.import_rows import memory_problem, vector_problem
-from agents_memory.store import bundle_import as store
 from agents_memory.store import identity
-from agents_memory.store.bundle_import import ImportedMemory, StoredTurn
+from agents_memory.store.owner import bundle_import as store
+from agents_memory.store.owner.bundle_import import ImportedMemory, StoredTurn
 
 BATCH: Final = 5000
 MAX_KEY: Final = 1000

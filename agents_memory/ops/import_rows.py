@@ -1,5 +1,5 @@
 """The shape a bundle's memory row must have before it is decided: what an export writes
-(:mod:`agents_memory.store.bundle`). A row of another shape (a hand-edited or hostile bundle:
+(:mod:`agents_memory.store.owner.bundle`). A row of another shape (a hand-edited or hostile bundle:
 a role that is no role, a number for a text, a NUL byte, a time that is no time) is refused
 with what was expected, so it neither aborts the import nor lands half-understood."""
 

@@ -17,7 +17,7 @@ from agents_memory.gitinfo import GitInfo
 from agents_memory.ops import bundle_format as fmt
 from agents_memory.ops import import_report as why
 from agents_memory.ops.import_report import ImportReport
-from agents_memory.store import bundle_import as store
+from agents_memory.store.owner import bundle_import as store
 
 Numbered = Iterable[tuple[int, Any]]
 """A member's rows (JSON values, of any shape) with their line numbers."""

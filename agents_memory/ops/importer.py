@@ -10,7 +10,7 @@ and print its :class:`ImportReport`. The steps:
    what refers to them). Memory text goes through admission (``imported``: private spans,
    exclusions, redaction; later tombstones); a refused row is counted, not stored. Rows keep
    their own ``source``. Ids are remapped: a bundle names memories by key, tags and users by
-   name (:mod:`agents_memory.store.bundle_import`).
+   name (:mod:`agents_memory.store.owner.bundle_import`).
 3. **Vectors** are kept only when the bundle has them and they come from the model and
    dimension this pool is configured for; otherwise new rows have none and the Cold Path's
    embedder makes them (``reembed`` in the report).
@@ -58,9 +58,9 @@ from agents_memory.ops.bundle_rows import parse_row
 from agents_memory.ops.import_memories import BATCH, MemoryMerge
 from agents_memory.ops.import_report import ImportReport
 from agents_memory.ops.import_tables import TableMerge
-from agents_memory.store import bundle_import as store
 from agents_memory.store import database, entry, migrate, vectors
 from agents_memory.store.memories import notify_new_memories
+from agents_memory.store.owner import bundle_import as store
 
 _ROW_ERRORS = (
     KeyError,

@@ -16,8 +16,8 @@ import psycopg
 
 from agents_memory.adapters import resolve_client
 from agents_memory.errors import AdapterError, OwnerRequestError
-from agents_memory.store import pause as pause_store
-from agents_memory.store.pause import ALL_PLATFORMS, Pause
+from agents_memory.store.capture import pause as pause_store
+from agents_memory.store.capture.pause import ALL_PLATFORMS, Pause
 
 
 @dataclass(slots=True)

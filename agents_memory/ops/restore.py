@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 
 from agents_memory.errors import OwnerRequestError
-from agents_memory.store.archive import unarchive_memory
+from agents_memory.store.owner.archive import unarchive_memory
 
 
 def restore_memory(conn: psycopg.Connection[Any], user_id: int, memory_id: int) -> None:

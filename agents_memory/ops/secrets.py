@@ -8,8 +8,8 @@ The CLI (``mcp-agents-memory doctor --secrets [--fix]``) and the web console cal
   ids, never a value.
 * :func:`fix_secrets` rewrites what a scan found with
   :func:`~agents_memory.admission.admit.rescrubbed` through
-  :func:`agents_memory.store.rewrite.rewrite_texts` (one transaction, vectors re-queued; what
-  was built from the rows goes through :func:`agents_memory.store.derived.update_derived`, the
+  :func:`agents_memory.store.owner.rewrite.rewrite_texts` (one transaction, vectors re-queued; what
+  was built from the rows goes through :func:`agents_memory.store.owner.derived.update_derived`, the
   path ``forget`` takes); ``dry_run`` counts first. A second fix changes nothing.
 """
 
@@ -22,10 +22,10 @@ import psycopg
 from agents_memory.admission.admit import rescrubbed
 from agents_memory.admission.scrub import REDACTOR, SECOND_OPINION, findings
 from agents_memory.config import Settings
-from agents_memory.store.derived import settle_search_words
 from agents_memory.store.entry import open_user_connection
 from agents_memory.store.health import SecretScan
-from agents_memory.store.rewrite import (
+from agents_memory.store.owner.derived import settle_search_words
+from agents_memory.store.owner.rewrite import (
     RewriteCounts,
     memory_texts,
     profile_texts,

@@ -3,7 +3,7 @@ idempotently.
 
 An owner service (``mcp-agents-memory import --from seed-a|seed-b``). Both imports:
 
-* read the source read-only (:mod:`agents_memory.store.seed_a`, :mod:`~.seed_b`);
+* read the source read-only (:mod:`agents_memory.store.seeds.seed_a`, :mod:`~.seed_b`);
 * map each row with :mod:`agents_memory.ops.seed_map` and send its text through admission
   (``imported``: private spans, brief echoes, redaction);
 * insert in one transaction through the ordinary memory insert, keyed by a stable
@@ -36,12 +36,13 @@ from agents_memory.gitinfo import NO_GIT
 from agents_memory.masking import mask
 from agents_memory.ops import seed_map
 from agents_memory.ops.seed_report import ImportReport
-from agents_memory.store import entry, knowledge, seed_write, tags, vectors
+from agents_memory.store import entry, knowledge, tags, vectors
 from agents_memory.store.knowledge import ProfileField
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 from agents_memory.store.memories import notify_new_memories as notify
-from agents_memory.store.seed_a import SeedAMemory, SeedASource, SeedATag, SeedAUser
-from agents_memory.store.seed_write import ImportedState
+from agents_memory.store.seeds import seed_write
+from agents_memory.store.seeds.seed_a import SeedAMemory, SeedASource, SeedATag, SeedAUser
+from agents_memory.store.seeds.seed_write import ImportedState
 
 Progress = Callable[[int, int], None]
 """Called with (rows read, rows in the source) as an import goes."""

@@ -28,14 +28,14 @@ from agents_memory.ops.seed_import import (
 )
 from agents_memory.ops.seed_report import ImportReport
 from agents_memory.store.memories import NewMemory
-from agents_memory.store.seed_b import (
+from agents_memory.store.seeds.seed_b import (
     COUNTED_TABLES,
     SeedBFact,
     SeedBMessage,
     SeedBSource,
     SeedBVector,
 )
-from agents_memory.store.seed_write import ImportedState
+from agents_memory.store.seeds.seed_write import ImportedState
 
 _WHY = {
     "um_summaries": "compaction summaries of sessions; the Cold Path makes its own tag summaries",

@@ -19,9 +19,9 @@ from typing import Final, Literal
 from agents_memory.adapters import platform_for_client
 from agents_memory.admission.admit import Admitted
 from agents_memory.store.memories import NewMemory
-from agents_memory.store.seed_a import SeedAMemory
-from agents_memory.store.seed_b import SeedBFact, SeedBMessage
-from agents_memory.store.seed_write import ImportedState
+from agents_memory.store.seeds.seed_a import SeedAMemory
+from agents_memory.store.seeds.seed_b import SeedBFact, SeedBMessage
+from agents_memory.store.seeds.seed_write import ImportedState
 
 Role = Literal["user", "assistant"]
 

@@ -12,10 +12,10 @@ from typing import Any
 from agents_memory.capture.daemon import running_pid
 from agents_memory.capture.discovery import Catalog, Unreadable
 from agents_memory.config import Settings
-from agents_memory.store import cursors as cursor_store
 from agents_memory.store import database
+from agents_memory.store.capture import cursors as cursor_store
+from agents_memory.store.capture.pause import active_pauses, pause_sentence
 from agents_memory.store.health import rows_per_platform
-from agents_memory.store.pause import active_pauses, pause_sentence
 
 
 @dataclass(slots=True)

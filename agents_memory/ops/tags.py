@@ -21,9 +21,9 @@ import psycopg
 
 from agents_memory.coldpath import tag_decisions as decisions
 from agents_memory.errors import OwnerRequestError, TagEditError
-from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
-from agents_memory.store.tag_suggestions import AliasSuggestion, NewTagSuggestion
+from agents_memory.store.coldpath import tag_suggestions as suggestion_store
+from agents_memory.store.coldpath.tag_suggestions import AliasSuggestion, NewTagSuggestion
 from agents_memory.store.tags import ProjectTag
 
 Suggestion = NewTagSuggestion | AliasSuggestion

@@ -25,10 +25,10 @@ import psycopg
 from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.config import Settings
 from agents_memory.gitinfo import git_info
-from agents_memory.store import briefdata, pins, slots
-from agents_memory.store.briefdata import BriefTurn
+from agents_memory.store.capture.pause import active_pauses, pause_sentence
 from agents_memory.store.knowledge import get_profiles
-from agents_memory.store.pause import active_pauses, pause_sentence
+from agents_memory.store.recall import briefdata, pins, slots
+from agents_memory.store.recall.briefdata import BriefTurn
 from agents_memory.store.summaries import NO_PROJECT
 
 CHARS_PER_TOKEN = 1.7

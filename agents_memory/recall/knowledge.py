@@ -28,9 +28,10 @@ from agents_memory.admission.admit import (
 from agents_memory.daterange import parse_date_range, parse_duration
 from agents_memory.errors import AgentsMemoryError, KnowledgeError
 from agents_memory.recall.state import ServerState
-from agents_memory.store import knowledge, slots
+from agents_memory.store import knowledge
 from agents_memory.store.memories import NewMemory, insert_memories
 from agents_memory.store.passages import passage_of
+from agents_memory.store.recall import slots
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from psycopg import sql
 from psycopg.rows import class_row
 
 from agents_memory.store.memories import MEMORY_COLUMNS, AdmittedText, MemoryRow
-from agents_memory.store.profile_sources import profile_sources_update
+from agents_memory.store.owner.profile_sources import profile_sources_update
 
 ProfileField = Literal["core_profile", "sub_profile"]
 
@@ -108,7 +108,7 @@ def set_profile(
 
     ``sources``: the memory ids of the turns the value was made from (none for a person's own
     words; ``None``: unknown, e.g. a profile imported from elsewhere). The field's provenance
-    (:mod:`agents_memory.store.profile_sources`) grows by them, so a forget of any of those
+    (:mod:`agents_memory.store.owner.profile_sources`) grows by them, so a forget of any of those
     turns empties it."""
     column = "core_profile" if field == "core_profile" else "sub_profile"
     params = {

@@ -2,6 +2,7 @@
 in Claude Code and Codex transcript formats, confusable distractors, and questions of five kinds
 with their gold turns. ``generate(seed)`` builds it; ``write(home, codeset)`` writes the files."""
 
-from bench.codeset.generate import CodeSet, Question, Session, Turn, generate, write
+from bench.codeset.generate import CodeSet, Question, generate, write
+from bench.codeset.model import Session, Turn
 
 __all__ = ["CodeSet", "Question", "Session", "Turn", "generate", "write"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bench.codeset import facts as F
 from bench.codeset import vocab
+from bench.codeset.model import Session, Turn
 from bench.codeset.paraphrase import PAIRS, shared_content
 from bench.codeset.writers import write_session
 
@@ -25,23 +26,6 @@ SESSIONS_PER_PROJECT = 5
 TURNS_PER_SESSION = 26
 KINDS = ("identifier", "paraphrase", "decision", "project", "date")
 PER_KIND = 24
-
-
-@dataclass
-class Turn:
-    key: str
-    role: str
-    text: str
-    ts: datetime
-
-
-@dataclass
-class Session:
-    project: str
-    platform: str
-    sid: str
-    cwd: str
-    turns: list[Turn]
 
 
 @dataclass

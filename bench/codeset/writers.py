@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bench.codeset.generate import Session
+    from bench.codeset.model import Session
 
 
 def _ts(at: datetime) -> str:

@@ -30,8 +30,9 @@ from agents_memory.capture.pipeline import FileOutcome, Ingestor
 from agents_memory.config import Settings
 from agents_memory.recall.state import ServerState, open_state
 from agents_memory.server.app import create_server
-from agents_memory.store import bundle_import, database, knowledge, rewrite
+from agents_memory.store import database, knowledge
 from agents_memory.store.memories import AdmittedText, NewMemory, ensure_user
+from agents_memory.store.owner import bundle_import, rewrite
 from tests.capture.transcripts import claude_session_path, claude_user
 
 PACKAGE = Path(agents_memory.__file__).parent
@@ -84,8 +85,8 @@ def test_the_store_writes_memory_text_only_where_it_takes_admitted_text() -> Non
     assert writers == {
         "store/memories.py",
         "store/knowledge.py",
-        "store/rewrite.py",
-        "store/bundle_import.py",
+        "store/owner/rewrite.py",
+        "store/owner/bundle_import.py",
     }
     row = typing.get_type_hints(NewMemory)
     assert row["message"] is AdmittedText

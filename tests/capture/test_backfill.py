@@ -16,7 +16,8 @@ from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
 from agents_memory.capture.pipeline import Ingestor
 from agents_memory.config import Settings
-from agents_memory.store import cursors, database
+from agents_memory.store import database
+from agents_memory.store.capture import cursors
 from agents_memory.store.memories import ensure_user
 from tests.capture.transcripts import claude_assistant, claude_session_path, claude_user
 

@@ -26,7 +26,7 @@ import pytest
 
 from agents_memory.adapters._sqlite import wal_of
 from agents_memory.capture import tailer
-from agents_memory.store.cursors import Cursor
+from agents_memory.store.capture.cursors import Cursor
 from tests.capture.sqlite_stores import (
     CLIENTS,
     OPENCODE,

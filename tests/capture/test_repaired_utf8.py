@@ -8,7 +8,7 @@ from pathlib import Path
 
 import psycopg
 
-from agents_memory.store import cursors
+from agents_memory.store.capture import cursors
 from tests.capture.cli import memory_capture
 from tests.capture.transcripts import claude_assistant, claude_session_path, claude_user
 

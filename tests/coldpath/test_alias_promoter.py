@@ -10,8 +10,8 @@ import psycopg
 
 from agents_memory.coldpath.alias_promoter import AliasPromoterJob
 from agents_memory.config import Settings
-from agents_memory.store import briefdata
-from agents_memory.store import tag_suggestions as suggestion_store
+from agents_memory.store.coldpath import tag_suggestions as suggestion_store
+from agents_memory.store.recall import briefdata
 
 from .jobkit import NOW, ScriptedLLM, add, answers, context, make_tag, real_llm, row
 

@@ -11,7 +11,7 @@ import psycopg
 from agents_memory.coldpath.clusterer import ClustererJob
 from agents_memory.coldpath.tagger import TaggerJob
 from agents_memory.config import Settings
-from agents_memory.store import briefdata
+from agents_memory.store.recall import briefdata
 from agents_memory.store.search import search_memories
 from agents_memory.store.search.types import SearchFilters, SearchTuning
 from agents_memory.store.summaries import NO_PROJECT

@@ -11,7 +11,8 @@ import pytest
 from agents_memory.coldpath.embedder import BATCH_TOKENS, MIN_BATCH_TOKENS, EmbedderJob
 from agents_memory.config import Settings
 from agents_memory.embeddings import create_embedder, to_halfvec
-from agents_memory.store import coldqueue, migrate
+from agents_memory.store import migrate
+from agents_memory.store.coldpath import coldqueue
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 from agents_memory.store.passages import CONTEXT_CHARS, passage_of, passage_text
 from tests.coldpath.embedding_helpers import ScriptedEmbedder, add_rows, job_context

@@ -25,7 +25,7 @@ from agents_memory.coldpath.replies import (
 )
 from agents_memory.config import Settings
 from agents_memory.errors import ConfigError
-from agents_memory.store.usage import usage_by_role, usage_on, utc_today
+from agents_memory.store.coldpath.usage import usage_by_role, usage_on, utc_today
 from tests.coldpath.fake_llm import FakeLLMServer, HTTPFailure, Slow, schema_example
 
 

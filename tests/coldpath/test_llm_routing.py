@@ -13,7 +13,7 @@ from agents_memory.coldpath.llm import DbUsageRecorder
 from agents_memory.coldpath.llm_routing import RoutedLLM, create_llm, role_endpoint
 from agents_memory.config import Settings
 from agents_memory.errors import ConfigError
-from agents_memory.store.usage import record_usage, usage_on, utc_today
+from agents_memory.store.coldpath.usage import record_usage, usage_on, utc_today
 from tests.coldpath.fake_llm import FakeLLMServer, HTTPFailure
 from tests.coldpath.test_llm import GOOD, TagReply
 

@@ -12,8 +12,8 @@ from agents_memory.coldpath.tagger import TaggerJob
 from agents_memory.coldpath.text import keyword_tags
 from agents_memory.config import Settings
 from agents_memory.gitinfo import git_info
-from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
+from agents_memory.store.coldpath import tag_suggestions as suggestion_store
 from agents_memory.store.knowledge import update_memory_text
 
 from .jobkit import (

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from agents_memory.cli.tags import tags
 from agents_memory.coldpath.alias_promoter import AliasPromoterJob
 from agents_memory.config import Settings
-from agents_memory.store import tag_suggestions as suggestion_store
+from agents_memory.store.coldpath import tag_suggestions as suggestion_store
 
 from .jobkit import add, context, make_tag, row
 

@@ -21,9 +21,10 @@ from agents_memory.coldpath.status import coldpath_status
 from agents_memory.coldpath.worker import ColdPathWorker
 from agents_memory.config import Settings
 from agents_memory.errors import ColdPathBusy
-from agents_memory.store import coldqueue, database
-from agents_memory.store.coldqueue import JobReport
-from agents_memory.store.usage import record_usage, utc_today
+from agents_memory.store import database
+from agents_memory.store.coldpath import coldqueue
+from agents_memory.store.coldpath.coldqueue import JobReport
+from agents_memory.store.coldpath.usage import record_usage, utc_today
 from tests.coldpath.embedding_helpers import (
     ScriptedEmbedder,
     SlowEmbeddingServer,

@@ -9,7 +9,7 @@ import re
 from starlette.testclient import TestClient
 
 from agents_memory.console.context import Console
-from agents_memory.store.pause import active_pauses
+from agents_memory.store.capture.pause import active_pauses
 from tests.console.conftest import csrf_of
 
 

@@ -25,7 +25,7 @@ from agents_memory.adapters import all_adapters
 from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
 from agents_memory.config import load_settings
-from agents_memory.store.coldqueue import COLDPATH_LOCK_KEY, LOCK_APPLICATION_PREFIX
+from agents_memory.store.coldpath.coldqueue import COLDPATH_LOCK_KEY, LOCK_APPLICATION_PREFIX
 from tests.capture.transcripts import claude_exchange, claude_session_path
 from tests.coldpath.embedding_helpers import wait_until
 from tests.conftest import TEST_DIM, TEST_MODEL

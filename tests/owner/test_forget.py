@@ -13,8 +13,8 @@ import pytest
 from agents_memory.config import Settings
 from agents_memory.ops.forget import apply_forget, plan_forget
 from agents_memory.store.entry import open_user_connection
-from agents_memory.store.forget import Selection
 from agents_memory.store.knowledge import set_profile
+from agents_memory.store.owner.forget import Selection
 from tests.capture.transcripts import claude_exchange, claude_session_path
 from tests.owner.helpers import (
     SPOTTER_SESSION,

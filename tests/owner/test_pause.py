@@ -14,7 +14,7 @@ import psycopg
 from agents_memory.config import Settings
 from agents_memory.ops.pause import pause_capture
 from agents_memory.recall.brief import BriefRequest, build_brief
-from agents_memory.store.pause import active_pauses
+from agents_memory.store.capture.pause import active_pauses
 from tests.capture.transcripts import claude_exchange, claude_session_path, expected_texts
 from tests.owner.helpers import count, env_for, run, run_backfill
 

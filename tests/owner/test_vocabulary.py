@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 from agents_memory.adapters import all_adapters
 from agents_memory.cli.capture import cli as capture_cli
 from agents_memory.cli.memory import cli as memory_cli
-from agents_memory.store.pause import active_pauses
+from agents_memory.store.capture.pause import active_pauses
 from tests.search.helpers import add, mem
 
 REPO = Path(__file__).resolve().parents[2]

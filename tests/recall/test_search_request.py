@@ -21,7 +21,6 @@ from agents_memory.recall.search import (
 )
 from agents_memory.recall.search_request import SearchRequest
 from tests.coldpath.embedding_helpers import ScriptedEmbedder
-
 from tests.search.helpers import add, mem
 
 NOW = datetime(2026, 3, 10, 12, tzinfo=UTC)

@@ -21,7 +21,6 @@ from agents_memory.recall.search_service import SearchService
 from agents_memory.recall.search_wire import search_line
 from tests.conftest import TEST_DIM, TEST_MODEL
 from tests.embeddings.fake_openai import FakeEmbeddingServer
-
 from tests.search.helpers import add, mem
 
 ARGS: dict[str, Any] = {"query": "staging port", "limit": 5}

@@ -7,9 +7,9 @@ from typing import Any
 from agents_memory.config import Settings
 from agents_memory.recall.state import ServerState
 from agents_memory.server.app import create_server
-from agents_memory.store import tag_suggestions as suggestion_store
 from agents_memory.store import tags as tag_store
-from agents_memory.store.tag_suggestions import AliasVerdict
+from agents_memory.store.coldpath import tag_suggestions as suggestion_store
+from agents_memory.store.coldpath.tag_suggestions import AliasVerdict
 from tests.server.mcpcall import call, error, ok
 
 

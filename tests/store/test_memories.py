@@ -6,7 +6,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agents_memory.store import cursors
+from agents_memory.store.capture import cursors
 from agents_memory.store.memories import (
     NewMemory,
     count_memories,

@@ -17,7 +17,7 @@ import pytest
 from agents_memory.admission.admit import rescrubbed
 from agents_memory.config import Settings
 from agents_memory.store.memories import ensure_user
-from agents_memory.store.rewrite import rewrite_texts
+from agents_memory.store.owner.rewrite import rewrite_texts
 from tests.coldpath.embedding_helpers import cli_env
 from tests.conftest import TEST_DIM, TEST_MODEL
 

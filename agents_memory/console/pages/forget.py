@@ -19,8 +19,8 @@ from agents_memory.console.forms import back, change_form, day_bound, number, te
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.ops.forget import DEFAULT_MIN_SCORE, ForgetPlan, apply_forget, plan_forget
 from agents_memory.ops.forget import describe as describe_forget
-from agents_memory.store import console as console_store
-from agents_memory.store.forget import Selection
+from agents_memory.store.owner import console as console_store
+from agents_memory.store.owner.forget import Selection
 
 FIELDS: Final = ("id", "session", "project", "platform", "device", "since", "until", "match")
 TRASH_SHOWN: Final = 100

@@ -17,8 +17,8 @@ from agents_memory.console.forms import back, change_form, number, text
 from agents_memory.errors import AgentsMemoryError, OwnerRequestError
 from agents_memory.ops.restore import restore_memory
 from agents_memory.recall.knowledge import manage_knowledge
-from agents_memory.store import console as console_store
 from agents_memory.store.knowledge import get_profiles
+from agents_memory.store.owner import console as console_store
 
 SHOWN: Final = 200
 Action = Literal["add", "update", "remove"]

@@ -20,8 +20,8 @@ from agents_memory.console.forms import text
 from agents_memory.errors import SearchArgumentError, UnknownProjectError
 from agents_memory.recall.search import QueryVector, embed_query, prepare_search, search_user
 from agents_memory.recall.search_request import SearchRequest
-from agents_memory.store import console as console_store
-from agents_memory.store.console import ConsoleTurn, CoveringSummary
+from agents_memory.store.owner import console as console_store
+from agents_memory.store.owner.console import ConsoleTurn, CoveringSummary
 from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
 
 FIELDS = ("q", "project", "since", "until", "role", "platform", "device_scope", "limit")

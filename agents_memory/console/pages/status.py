@@ -23,8 +23,8 @@ from agents_memory.ops.pause import (
     resume_capture,
 )
 from agents_memory.ops.status import capture_status
-from agents_memory.store import console as console_store
-from agents_memory.store.cursors import list_cursors
+from agents_memory.store.capture.cursors import list_cursors
+from agents_memory.store.owner import console as console_store
 
 _DURATIONS = {"": None, "1h": timedelta(hours=1), "8h": timedelta(hours=8), "1d": timedelta(days=1)}
 

@@ -20,8 +20,8 @@ from agents_memory.console.context import Console, console_from
 from agents_memory.console.forms import day_bound, query_string, text
 from agents_memory.console.live import LiveFeed
 from agents_memory.errors import AgentsMemoryError
-from agents_memory.store import console as console_store
-from agents_memory.store.console import ConsoleTurn, Cursor, TimelineFilters
+from agents_memory.store.owner import console as console_store
+from agents_memory.store.owner.console import ConsoleTurn, Cursor, TimelineFilters
 from agents_memory.store.projects import resolve_project
 
 PAGE_SIZE: Final = 50

@@ -1,4 +1,5 @@
-"""``task_pin``: hand-offs between agents, as an append-only log (:mod:`agents_memory.store.pins`).
+"""``task_pin``: hand-offs between agents, as an append-only log
+(:mod:`agents_memory.store.recall.pins`).
 
 ``create`` addresses a task to another agent; ``update`` moves it pending → in_progress →
 done | failed with a note; ``query`` shows each pin once (its current state and history).
@@ -20,8 +21,8 @@ from agents_memory.gitinfo import git_info
 from agents_memory.recall.state import ServerState
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
 from agents_memory.server.tools.text import Text, checked_text
-from agents_memory.store import briefdata, pins
-from agents_memory.store.pins import NewPin, PinEvent, PinStatus
+from agents_memory.store.recall import briefdata, pins
+from agents_memory.store.recall.pins import NewPin, PinEvent, PinStatus
 
 MAX_TITLE = 300
 MAX_NOTE = 4000

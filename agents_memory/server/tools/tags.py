@@ -18,7 +18,7 @@ from agents_memory.errors import TagEditError
 from agents_memory.recall.state import ServerState
 from agents_memory.server.tools.context import ServerContext, state_of
 from agents_memory.server.tools.text import Text
-from agents_memory.store.tag_suggestions import AliasSuggestion, NewTagSuggestion
+from agents_memory.store.coldpath.tag_suggestions import AliasSuggestion, NewTagSuggestion
 
 TagAction = Literal[
     "list_suggestions",

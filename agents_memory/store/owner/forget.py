@@ -2,8 +2,8 @@
 built from them.
 
 :func:`forget_memories` is the one deletion path: in the caller's transaction it records a
-tombstone per row (key and text hash, :mod:`agents_memory.store.tombstones`), deals with the
-text built from the rows through :func:`agents_memory.store.derived.update_derived` (the path
+tombstone per row (key and text hash, :mod:`agents_memory.store.capture.tombstones`), deals with the
+text built from the rows through :func:`agents_memory.store.owner.derived.update_derived` (the path
 ``doctor --secrets --fix`` takes for a rewrite), and deletes the rows. Their history goes with
 them (``ON DELETE CASCADE``, counted first), their vectors are columns of the row (the next
 turn's vector, made from their end, is dropped too), and their HNSW and GIN index entries are
@@ -21,8 +21,8 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import class_row
 
-from agents_memory.store.derived import DerivedOutcome, StaleSummary, update_derived
-from agents_memory.store.tombstones import bury_memories
+from agents_memory.store.capture.tombstones import bury_memories
+from agents_memory.store.owner.derived import DerivedOutcome, StaleSummary, update_derived
 
 __all__ = [
     "DerivedOutcome",

@@ -1,7 +1,8 @@
 """Text built from memory rows, and what becomes of it when their text changes or goes.
 
 Built from rows: tag summaries (their ids in ``source_ids``), the profiles the librarian distils
-from user turns (:mod:`agents_memory.store.profile_sources`), the evidence and rationale of tag
+from user turns (:mod:`agents_memory.store.owner.profile_sources`), the evidence and rationale of
+tag
 alias suggestions, the vectors of the rows *and of the turn after each in its session* (made
 from the end of the turn before, :mod:`agents_memory.store.passages`), and the search's copy of
 the common words (``search_lexemes``).
@@ -32,7 +33,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import class_row
 
-from agents_memory.store.profile_sources import (
+from agents_memory.store.owner.profile_sources import (
     TextRewrite,
     drop_profiles_built_from,
     rewrite_profiles,

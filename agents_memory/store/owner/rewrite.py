@@ -13,7 +13,7 @@ A memory's text is in more places than ``memory.message``:
 :func:`rewrite_texts` applies one text function to all of them for a set of rows, in one
 transaction, writing only what changes: ``doctor --secrets --fix`` re-redacts with it. It
 rewrites the rows' own text here and hands everything built from it to
-:func:`agents_memory.store.derived.update_derived`, the path ``forget`` takes too (there the
+:func:`agents_memory.store.owner.derived.update_derived`, the path ``forget`` takes too (there the
 text goes instead of changing). A row whose message changed loses its vector, and so does the
 next turn of its session (its vector was made from the end of the old text), so the Cold Path
 embedder makes them again from the new text. Nothing is copied to a history table: the old
@@ -31,7 +31,7 @@ from typing import Any
 
 import psycopg
 
-from agents_memory.store.derived import TextRewrite, update_derived
+from agents_memory.store.owner.derived import TextRewrite, update_derived
 
 
 @dataclass(frozen=True, slots=True)

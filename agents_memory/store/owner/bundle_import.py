@@ -2,7 +2,7 @@
 names, user names) remapped to this database's ids.
 
 * A memory is found by its key: ``external_uuid``, or for a row of this database without
-  one, the key :data:`~agents_memory.store.bundle.KEY_SQL` derives (so a bundle imported back
+  one, the key :data:`~agents_memory.store.owner.bundle.KEY_SQL` derives (so a bundle imported back
   into the database it came from finds its rows). :func:`stored_turns` says what holds each key
   (its session, role and text, and the bundle line that brought it in this import); the caller
   decides (:mod:`agents_memory.ops.import_memories`) and :func:`insert_memories` stores the new
@@ -23,8 +23,8 @@ from typing import Any, Final, TypeVar
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agents_memory.store.bundle import KEY_SQL
 from agents_memory.store.memories import AdmittedText
+from agents_memory.store.owner.bundle import KEY_SQL
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ for a row without one (a pinned fact, a saved message) a key derived from its id
 time in the database that made it (:data:`KEY_SQL`), which an import stores as the row's
 ``external_uuid``. A tag is named by its (unique) name, a user by its user name. So the same
 pool exported from two databases gives the same bytes, and an import remaps names to the ids
-of its own database (:mod:`agents_memory.store.bundle_import`).
+of its own database (:mod:`agents_memory.store.owner.bundle_import`).
 
 Every reader takes :class:`ExportFilter` and yields plain dicts (column -> Python value) from a
 server-side cursor, so a pool of any size is read with bounded memory. The caller owns the

@@ -1,0 +1,1 @@
+"""What capture keeps beside the rows: per-file cursors, pauses and tombstones."""

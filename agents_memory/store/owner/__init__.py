@@ -1,0 +1,2 @@
+"""The owner's own operations on the store: archive, forget, rewrite, export and import
+bundles, and what the console reads."""

@@ -1,0 +1,1 @@
+"""What the brief and the MCP tools read beyond search: brief data, task pins, fact slots."""

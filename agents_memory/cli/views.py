@@ -124,6 +124,13 @@ def print_status(status: CaptureStatus) -> None:
         )
     console.print(table)
     _print_repaired(console, {name: item.repaired for name, item in status.platforms.items()})
+    for name, item in sorted(status.platforms.items()):
+        if item.stored_apart:
+            console.print(
+                f"{name}: {item.stored_apart} turn(s) reuse a message id another session's turn"
+                " holds; each is stored apart, no turn was written over",
+                highlight=False,
+            )
     _print_coldpath(console, status.coldpath)
     for name, entries in sorted(status.installed.items()):
         shown = "; ".join(entries) if entries else "not installed"

@@ -32,6 +32,9 @@ class PlatformStatus:
     repaired: int = 0
     """Records kept after their invalid UTF-8 was replaced by U+FFFD."""
     unknown_kinds: dict[str, int] = field(default_factory=dict)
+    stored_apart: int = 0
+    """Rows whose client id another session's turn holds: stored apart under a session-scoped
+    key (a proxy or a local model server reusing ``msg_1``), never written over the other."""
 
 
 @dataclass(slots=True)
@@ -125,8 +128,9 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
             item.lag_bytes += size - cursor.offset
             item.files_behind += 1
     _name_bad_records(status, tracked)
-    for name, count in rows.items():
-        status.platforms.setdefault(str(name), PlatformStatus()).rows = int(count)
+    for name, (count, apart) in rows.items():
+        item = status.platforms.setdefault(str(name), PlatformStatus())
+        item.rows, item.stored_apart = count, apart
     if status.daemon_pid is None:
         status.problems.append(
             "the capture daemon is not running: start it with `memory-capture start` "

@@ -8,6 +8,7 @@ from typing import Any
 import psycopg
 
 from agents_memory.store import migrate as migrations
+from agents_memory.store.identity import SCOPED_KEY_PATTERN
 from agents_memory.store.memories import count_memories
 from agents_memory.store.vectors import vector_status
 
@@ -148,10 +149,15 @@ class SecretScan:
         return bool(self.memory_ids or self.summary_ids or self.profile_user_ids)
 
 
-def rows_per_platform(conn: psycopg.Connection[Any], device_name: str) -> dict[str, int]:
-    """Stored rows per platform captured on ``device_name``."""
+def rows_per_platform(
+    conn: psycopg.Connection[Any], device_name: str
+) -> dict[str, tuple[int, int]]:
+    """Per platform captured on ``device_name``: stored rows, and how many of them are stored
+    apart under a session-scoped key because another session's turn holds their client id
+    (:mod:`agents_memory.store.identity`)."""
     rows = conn.execute(
-        "SELECT agent_platform, count(*) FROM memory WHERE device_name = %s GROUP BY 1",
-        (device_name,),
+        "SELECT agent_platform, count(*), count(*) FILTER (WHERE external_uuid ~ %s)"
+        " FROM memory WHERE device_name = %s GROUP BY 1",
+        (SCOPED_KEY_PATTERN, device_name),
     ).fetchall()
-    return {str(name): int(count) for name, count in rows}
+    return {str(name): (int(count), int(apart)) for name, count, apart in rows}

@@ -299,6 +299,10 @@ def test_backfill_of_two_sessions_reusing_msg_1_keeps_both_answers(
     again = json.loads(second.stdout)["platforms"]["claude-code"]
     assert (again["inserted"], again["updated"]) == (0, 0)
     assert "0 rows stored, 4 already stored" in " ".join(shown.stdout.split())
+    status = memory_capture(tmp_path, db_url, "status", "--json")
+    said = memory_capture(tmp_path, db_url, "status")
+    assert json.loads(status.stdout)["platforms"]["claude-code"]["stored_apart"] == 1
+    assert "claude-code: 1 turn(s) reuse a message id" in " ".join(said.stdout.split())
     with psycopg.connect(db_url) as db:
         answers = db.execute(
             "SELECT session_id, message FROM memory WHERE role = 'assistant' ORDER BY session_id"

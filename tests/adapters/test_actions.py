@@ -1,0 +1,174 @@
+"""Actions (tool calls) parsed from the real fixture transcripts: tool name, normalised kind,
+targets, outcome, a failure's excerpt; a call and its result read apart; the excerpt cap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents_memory.adapters import get_adapter
+from agents_memory.adapters._actions import EXCERPT_CHARS, excerpt, kind_of, patch_stat, relative
+from agents_memory.adapters.base import Action, ParseResult
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
+CLAUDE_TOOLS = FIXTURES / "claude-code" / "spotter_v2.1.38_tool_heavy.jsonl"
+CLAUDE_EDITS = FIXTURES / "claude-code" / "vct_v1.0.95_tools_thinking_unicode.jsonl"
+CODEX_SHELL = FIXTURES / "codex" / "vct_v0.39.0_vscode_unicode.jsonl"
+CODEX_COMPOSITE = FIXTURES / "codex" / "agent-sessions_composite_v0.1xx_record_types.jsonl"
+
+
+def _parse(
+    platform: str,
+    path: Path,
+    data: bytes | None = None,
+    offset: int = 0,
+    state: dict[str, Any] | None = None,
+) -> ParseResult:
+    raw = path.read_bytes() if data is None else data
+    return get_adapter(platform).parse(path, raw, offset=offset, state=state or {}, final=True)
+
+
+def _by_tool(actions: list[Action], tool: str) -> list[Action]:
+    return [a for a in actions if a.tool == tool]
+
+
+def test_claude_tool_heavy_session_yields_each_call_with_kind_targets_and_outcome() -> None:
+    actions = _parse("claude-code", CLAUDE_TOOLS).actions
+
+    read = _by_tool(actions, "Read")[0]
+    assert (read.kind, read.targets, read.outcome) == ("read", ("assets/js/app.js",), "ok")
+    assert read.excerpt is None  # never the file's contents
+    assert read.key.startswith("claude-code:t:toolu_") and read.turn_key
+    assert read.turn_key.startswith("claude-code:a:msg_")
+    fetch = _by_tool(actions, "WebFetch")[0]
+    assert fetch.kind == "web" and fetch.targets == (
+        "https://github.com/xtermjs/xterm.js/issues/1343",
+    )
+    assert fetch.excerpt is None
+    shell = [a for a in _by_tool(actions, "Bash") if a.command and a.command.startswith("tail")]
+    assert shell[0].kind == "shell" and shell[0].outcome == "ok"
+    assert shell[0].excerpt is not None and "REFUSED JOIN" in shell[0].excerpt
+    glob = _by_tool(actions, "Glob")[0]
+    assert (glob.kind, glob.command, glob.duration_ms) == ("search", "assets/js/**/*.js", 230)
+    assert len({a.session_id for a in actions}) == 1 and actions[0].session_id
+
+
+def test_claude_edits_keep_a_diffstat_and_a_refused_edit_is_interrupted() -> None:
+    actions = _parse("claude-code", CLAUDE_EDITS).actions
+
+    edits = _by_tool(actions, "Edit")
+    assert edits[0].targets == ("go.mod",) and edits[0].outcome == "interrupted"
+    assert (edits[1].added, edits[1].removed, edits[1].outcome) == (1, 3, "ok")
+    write = _by_tool(actions, "Write")[0]
+    assert write.kind == "write" and write.added and write.added > 1 and write.removed is None
+    mcp = _by_tool(actions, "mcp__context7__resolve-library-id")[0]
+    assert mcp.kind == "mcp" and mcp.targets == ("context7/resolve-library-id",)
+    assert _by_tool(actions, "TodoWrite")[0].kind == "other"
+
+
+@pytest.mark.parametrize(
+    ("platform", "pattern"),
+    [
+        ("claude-code", "generated/claude/*/headless-mcp-tool-*.jsonl"),
+        ("codex-cli", "generated/codex/*/headless-mcp-tool-*.jsonl"),
+    ],
+)
+def test_a_real_client_run_of_the_fake_mcp_tool_is_one_ok_mcp_action(
+    platform: str, pattern: str
+) -> None:
+    for path in sorted(FIXTURES.glob(pattern)):
+        actions = _parse(platform, path).actions
+        assert len(actions) == 1, path
+        action = actions[0]
+        assert (action.kind, action.targets, action.outcome) == ("mcp", ("fake/fake_echo",), "ok")
+        assert action.tool is not None and action.tool.endswith("fake_echo")
+        assert action.session_id and action.key.startswith(f"{platform}:t:")
+
+
+def test_codex_shell_calls_their_exit_codes_patches_and_a_failing_patch() -> None:
+    actions = _parse("codex-cli", CODEX_SHELL).actions
+
+    listing = next(a for a in actions if a.command == "ls -la")
+    assert (listing.kind, listing.outcome, listing.exit_code) == ("shell", "ok", 0)
+    assert listing.excerpt is not None and len(listing.excerpt) <= EXCERPT_CHARS
+    patches = [a for a in actions if a.kind == "edit"]
+    assert [a.targets for a in patches] == [
+        ("go.mod",),
+        ("README.zh-TW.md",),
+        ("README.zh-CN.md",),
+        (".python-version",),
+    ]
+    assert (patches[0].added, patches[0].removed) == (3, 3)
+    failed = [a for a in actions if a.outcome == "error"]
+    assert len(failed) == 1 and failed[0].excerpt == "patch rejected: empty patch"
+    assert failed[0].command is not None and "applypatch" in failed[0].command
+    plan = _by_tool(actions, "update_plan")[0]
+    assert plan.kind == "other" and plan.turn_key is not None
+
+
+def test_codex_custom_tool_and_web_search_items_are_actions() -> None:
+    actions = _parse("codex-cli", CODEX_COMPOSITE).actions
+
+    shells = [a for a in actions if a.tool == "shell"]
+    assert [a.excerpt for a in shells] == ["a.txt\nb.txt", "a.txt"]
+    assert all(a.command == "ls" and a.outcome == "ok" for a in shells)
+    web = _by_tool(actions, "web_search")[0]
+    assert (web.kind, web.command) == ("web", "example")
+
+
+@pytest.mark.parametrize(
+    ("platform", "path", "marker"),
+    [
+        ("claude-code", CLAUDE_TOOLS, b'"type":"tool_result"'),
+        ("codex-cli", CODEX_SHELL, b'"type":"function_call_output"'),
+    ],
+)
+def test_a_result_read_after_its_call_completes_it_under_the_same_key(
+    platform: str, path: Path, marker: bytes
+) -> None:
+    data = path.read_bytes()
+    lines = data.splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if marker in line.replace(b" ", b""))
+    head, tail = b"".join(lines[:cut]), b"".join(lines[cut:])
+    whole = {a.key: a for a in _parse(platform, path).actions}
+
+    before = _parse(platform, path, head)
+    second = _parse(platform, path, tail, offset=len(head), state=before.state).actions
+    call = next(a for a in before.actions if a.outcome == "unknown")
+    result = next(a for a in second if a.key == call.key)
+
+    assert call.tool is not None and result.tool is None  # a result only, for the store
+    assert result.outcome == whole[call.key].outcome != "unknown"
+    assert result.session_id == call.session_id
+
+
+def test_excerpts_on_the_fixtures_fit_the_cap_and_the_cap_keeps_the_error_lines() -> None:
+    longest = 0
+    for platform, path in [
+        ("claude-code", CLAUDE_TOOLS),
+        ("claude-code", CLAUDE_EDITS),
+        ("codex-cli", CODEX_SHELL),
+    ]:
+        for action in _parse(platform, path).actions:
+            longest = max(longest, len(action.excerpt or ""))
+    assert 0 < longest <= EXCERPT_CHARS
+    trace = "\n".join(f"  at frame {i}" for i in range(200)) + "\nValueError: bad config key"
+    kept = excerpt(trace, failed=True, shell=True)
+    assert kept == "ValueError: bad config key"
+    assert excerpt("x" * 5000, failed=False, shell=True) is not None
+    assert len(excerpt("x" * 5000, failed=False, shell=True) or "") == EXCERPT_CHARS
+    assert excerpt("file contents", failed=False, shell=False) is None
+
+
+def test_kinds_paths_and_patches_are_normalised_alike_for_every_client() -> None:
+    assert [kind_of(t) for t in ("Bash", "shell", "run_shell_command", "exec_command")] == [
+        "shell"
+    ] * 4
+    assert [kind_of(t) for t in ("Edit", "apply_patch", "replace")] == ["edit"] * 3
+    assert kind_of("mcp__github__create_issue") == "mcp" and kind_of("Frobnicate") == "other"
+    assert relative("/work/proj/src/a.py", "/work/proj") == "src/a.py"
+    assert relative("/etc/hosts", "/work/proj") == "/etc/hosts"
+    stat = patch_stat("*** Begin Patch\n*** Add File: x.py\n+a\n+b\n*** End Patch\n")
+    assert stat is not None and (stat.files, stat.added, stat.removed) == (("x.py",), 2, 0)

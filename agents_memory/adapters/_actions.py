@@ -20,13 +20,24 @@ from typing import Final
 from agents_memory.adapters.base import Action, ActionKind, ActionOutcome
 
 EXCERPT_CHARS: Final = 300
-"""The longest excerpt kept of a result. Measured on the fixtures (``tests/adapters/
-test_actions.py`` prints it): a failing call's error lines fit in 300 characters in all
-but the longest stack traces, and the last lines of a shell command's output fit with room;
-a longer cap only keeps more of a listing nobody searches."""
+"""The longest excerpt kept of a failure's error lines. Measured on the fixtures: every
+failure's error lines fit in 300 characters (the longest, a refused edit's notice, is 250);
+only the longest stack traces are cut."""
 
-EXCERPT_LINES: Final = 5
-"""The last lines of a shell command's output that an excerpt keeps."""
+TAIL_CHARS: Final = 100
+TAIL_LINES: Final = 2
+"""The most of a successful shell command's output an excerpt keeps: its last 2 lines, cut
+to 100 characters (a test run's or a build's summary line fits). Measured on the fixtures
+(``tests/capture/test_actions_capture.py`` prints the bytes per transcript): with 5 lines /
+300 characters the Codex fixture's actions took 9.2 % of its bytes, most of it the tails of
+listings and file prints nobody searches."""
+
+BOOKKEEPING_TOOLS: Final = frozenset(
+    {"todowrite", "todoread", "update_plan", "exitplanmode", "enterplanmode", "write_todos"}
+)
+"""Tools that only keep the agent's own plan or to-do list: they act on nothing, and their
+text is the plan the assistant's turns state anyway. Not stored as actions (measured: 14 of
+the 31 calls of the Claude fixture ``vct_v1.0.95``)."""
 
 _KINDS: Final[dict[str, ActionKind]] = {
     # edit: a change to an existing file
@@ -174,10 +185,25 @@ _ERROR_LINE: Final = re.compile(
 )
 
 
+LOOKING_COMMANDS: Final = frozenset(
+    {"cat", "sed", "head", "tail", "less", "nl", "ls", "tree", "find", "fd", "rg", "grep", "wc"}
+)
+"""Commands that print files or listings: a successful run keeps no excerpt (its output is
+a file's contents, which an action never keeps)."""
+
+
+def prints_files(command: str | None) -> bool:
+    """Whether ``command`` (a shell command line) starts by printing files or a listing."""
+    if not command:
+        return False
+    first = command.split(None, 1)[0] if command.split() else ""
+    return PurePosixPath(first).name in LOOKING_COMMANDS
+
+
 def excerpt(text: object, *, failed: bool, shell: bool) -> str | None:
-    """The part of a result worth keeping, at most :data:`EXCERPT_CHARS` characters: for a
-    failure its error lines (else its last lines), for a shell command its last
-    :data:`EXCERPT_LINES` lines, for anything else nothing."""
+    """The part of a result worth keeping: for a failure its error lines (else its last
+    lines), at most :data:`EXCERPT_CHARS` characters; for a successful shell command its last
+    :data:`TAIL_LINES` lines, at most :data:`TAIL_CHARS`; for anything else nothing."""
     if not isinstance(text, str) or not (failed or shell):
         return None
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
@@ -185,20 +211,26 @@ def excerpt(text: object, *, failed: bool, shell: bool) -> str | None:
         return None
     chosen = [line for line in lines if _ERROR_LINE.search(line)] if failed else []
     if chosen:
-        return _fit(chosen, from_end=False)
-    return _fit(lines[-EXCERPT_LINES:], from_end=True)
+        return _fit(chosen, EXCERPT_CHARS, from_end=False)
+    if failed:
+        return _fit(lines[-TAIL_LINES:], EXCERPT_CHARS, from_end=True)
+    return _fit(lines[-TAIL_LINES:], TAIL_CHARS, from_end=True)
 
 
-def _fit(lines: list[str], *, from_end: bool) -> str:
-    """``lines`` joined and cut to :data:`EXCERPT_CHARS` (keeping the end or the start)."""
+def _fit(lines: list[str], cap: int, *, from_end: bool) -> str:
+    """``lines`` joined and cut to ``cap`` characters (keeping the end or the start)."""
     text = "\n".join(lines)
-    if len(text) <= EXCERPT_CHARS:
+    if len(text) <= cap:
         return text
-    return "…" + text[-(EXCERPT_CHARS - 1) :] if from_end else text[: EXCERPT_CHARS - 1] + "…"
+    return "…" + text[-(cap - 1) :] if from_end else text[: cap - 1] + "…"
 
 
-def short(text: str | None, limit: int = EXCERPT_CHARS) -> str | None:
-    """``text`` on one line-ish, cut to ``limit`` (a command line, a query)."""
+COMMAND_CHARS: Final = 200
+"""The longest command line (or query, pattern, description) kept: a script's first lines."""
+
+
+def short(text: str | None, limit: int = COMMAND_CHARS) -> str | None:
+    """``text`` cut to ``limit`` characters (a command line, a query)."""
     if text is None:
         return None
     text = text.strip()
@@ -225,14 +257,20 @@ class ActionLog:
     def __init__(self) -> None:
         self._calls: dict[tuple[str | None, str], Action] = {}
         self._results: dict[tuple[str | None, str], Result] = {}
+        self._skipped: set[tuple[str | None, str]] = set()
 
     def call(self, action: Action) -> None:
         slot = (action.session_id, action.key)
+        if action.tool is not None and action.tool.lower() in BOOKKEEPING_TOOLS:
+            self._skipped.add(slot)
+            return
         old = self._calls.get(slot)
         self._calls[slot] = action if old is None else _fuller(old, action)
 
     def result(self, session_id: str | None, key: str, result: Result) -> None:
         slot = (session_id, key)
+        if slot in self._skipped:
+            return
         old = self._results.get(slot)
         self._results[slot] = result if old is None else _merged(old, result)
 
@@ -278,7 +316,8 @@ def completed(call: Action, result: Result) -> Action:
         span = (result.finished_at - call.started_at).total_seconds()
         duration = round(span * 1000) if span >= 0 else None
     failed = result.outcome == "error" or bool(result.exit_code)
-    kept = excerpt(result.text, failed=failed, shell=call.kind == "shell")
+    shell = call.kind == "shell" and not prints_files(call.command)
+    kept = excerpt(result.text, failed=failed, shell=shell)
     return replace(
         call,
         outcome=result.outcome,

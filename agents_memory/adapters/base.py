@@ -75,8 +75,8 @@ class Action:
     """One tool call an assistant turn issued, normalized across platforms: what was done, on
     what, and how it ended; never a read file's contents, a whole diff or binary output.
 
-    ``key`` is the client's tool-call id prefixed by the platform; it is unique only within
-    one platform and session (the store's key is all three). ``tool`` is ``None`` for a
+    ``key`` is the client's tool-call id; it is unique only within one platform and session
+    (the store's identity is all three, per user). ``tool`` is ``None`` for a
     *result only* (the call's outcome read in a later region than the call): it completes
     the stored call and is never stored alone. Built by the adapters through
     :mod:`agents_memory.adapters._actions`."""

@@ -1,7 +1,8 @@
 """Claude Code's tool calls: ``tool_use`` blocks of assistant lines, and the ``tool_result``
 blocks (with the line's ``toolUseResult``) of the user lines that answer them.
 
-Keys: ``claude-code:t:<tool_use.id>``; the issuing turn is the assistant line's response key
+Keys: the ``tool_use.id`` (unique within the platform and session the action carries); the
+issuing turn is the assistant line's response key
 (``claude-code:a:<message.id>``), the one :mod:`agents_memory.adapters.claude_code` gives the
 response's text. A tool-only response has no turn of its own; its calls keep the key anyway.
 
@@ -56,7 +57,7 @@ def call_of(
     args = args if isinstance(args, dict) else {}
     kind = kind_of(tool)
     action = Action(
-        key=f"{PLATFORM}:t:{tool_id}",
+        key=tool_id,
         platform=PLATFORM,
         session_id=session_id,
         tool=tool,
@@ -178,4 +179,4 @@ def add_results(
         if isinstance(block, dict) and block.get("type") == "tool_result":
             tool_id = _str(block.get("tool_use_id"))
             if tool_id is not None:
-                log.result(session_id, f"{PLATFORM}:t:{tool_id}", result_of(block, rec, at))
+                log.result(session_id, tool_id, result_of(block, rec, at))

@@ -2,7 +2,8 @@
 ``custom_tool_call``, ``local_shell_call``, ``web_search_call``) and their ``*_output`` items,
 paired by ``call_id``.
 
-Keys: ``codex-cli:t:<call_id>`` (a web search, which has no call id, by its item ``id``). The
+Keys: the ``call_id`` (a web search, which has no call id, by its item ``id``), unique within
+the platform and session the action carries. The
 issuing turn is the latest assistant turn of the rollout since its latest user turn (``None``
 when the model called a tool before saying anything; the store then links the action to the
 turn before it).
@@ -85,13 +86,13 @@ def call_of(
         query = _str(action.get("query")) if isinstance(action, dict) else None
         url = _str(action.get("url")) if isinstance(action, dict) else None
         return Action(
-            f"{PLATFORM}:t:{call_id}", platform, session_id, "web_search", "web", turn_key,
+            call_id, platform, session_id, "web_search", "web", turn_key,
             targets=nonempty([url]), command=short(query), outcome="ok", started_at=at, cwd=cwd,
         )  # fmt: skip
     tool = "local_shell" if item == "local_shell_call" else _str(payload.get("name")) or "tool"
     namespace = _str(payload.get("namespace"))
     base = Action(
-        f"{PLATFORM}:t:{call_id}", platform, session_id, tool, kind_of(tool), turn_key,
+        call_id, platform, session_id, tool, kind_of(tool), turn_key,
         started_at=at, cwd=cwd,
     )  # fmt: skip
     if namespace and namespace.startswith("mcp__"):
@@ -190,4 +191,4 @@ def add_item(
     elif item in OUTPUT_ITEMS:
         call_id = _str(payload.get("call_id"))
         if call_id is not None:
-            log.result(session_id, f"{PLATFORM}:t:{call_id}", result_of(payload, at))
+            log.result(session_id, call_id, result_of(payload, at))

@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from agents_memory.recall.actions import turn_lines
 from agents_memory.server.state import ServerState
 from agents_memory.store import knowledge
 from agents_memory.store.memories import MemoryRow
@@ -31,6 +32,8 @@ class TurnOut(BaseModel):
     clipped: bool = False
     anchor: bool = False
     archived: bool = False
+    actions: list[str] = Field(default_factory=list)
+    """The tool calls this (assistant) turn made, one compact line each."""
 
 
 class ReadResult(BaseModel):
@@ -78,7 +81,11 @@ def read_memory(
             conn, state.user_id, anchor, direction="after", limit=after + 1
         )
         total = knowledge.session_size(conn, state.user_id, anchor) if anchor.session_id else 1
-    return _within_budget(anchor, earlier, later, before, after, max_chars, total)
+        result = _within_budget(anchor, earlier, later, before, after, max_chars, total)
+        done = turn_lines(conn, [t.id for t in result.turns if t.role == "assistant"])
+    for turn in result.turns:
+        turn.actions = done.get(turn.id, [])
+    return result
 
 
 def _within_budget(

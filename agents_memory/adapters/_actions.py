@@ -33,7 +33,15 @@ to 100 characters (a test run's or a build's summary line fits). Measured on the
 listings and file prints nobody searches."""
 
 BOOKKEEPING_TOOLS: Final = frozenset(
-    {"todowrite", "todoread", "update_plan", "exitplanmode", "enterplanmode", "write_todos"}
+    {
+        "todowrite",
+        "todoread",
+        "update_plan",
+        "exitplanmode",
+        "enterplanmode",
+        "write_todos",
+        "update_topic",
+    }
 )
 """Tools that only keep the agent's own plan or to-do list: they act on nothing, and their
 text is the plan the assistant's turns state anyway. Not stored as actions (measured: 14 of

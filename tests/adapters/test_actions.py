@@ -186,3 +186,46 @@ def test_kinds_paths_and_patches_are_normalised_alike_for_every_client() -> None
     assert relative("/etc/hosts", "/work/proj") == "/etc/hosts"
     stat = patch_stat("*** Begin Patch\n*** Add File: x.py\n+a\n+b\n*** End Patch\n")
     assert stat is not None and (stat.files, stat.added, stat.removed) == (("x.py",), 2, 0)
+
+
+def test_gemini_tool_calls_with_their_status_paths_and_edit_stats() -> None:
+    path = FIXTURES / "gemini-cli" / "vct_jsonl_v0.39plus_init_tools.jsonl"
+    actions = _parse("gemini-cli", path).actions
+
+    reads = [a.targets[0] for a in _by_tool(actions, "read_file")]
+    assert reads[:4] == ["README.md", "pyproject.toml", "CLAUDE.md", "Makefile"]
+    assert all(a.kind == "read" and a.excerpt is None for a in _by_tool(actions, "read_file"))
+    [write] = _by_tool(actions, "write_file")
+    assert (write.kind, write.targets, write.outcome) == ("write", ("GEMINI.md",), "ok")
+    [edit] = _by_tool(actions, "replace")
+    assert (edit.kind, edit.added, edit.removed) == ("edit", 1, 1)
+    assert _by_tool(actions, "update_topic") == []  # bookkeeping
+    assert all(a.turn_key and a.turn_key.startswith("gemini-cli:") for a in actions)
+    [mcp] = _parse(
+        "gemini-cli", next(FIXTURES.glob("generated/gemini/*/headless-mcp-tool-*.jsonl"))
+    ).actions
+    assert (mcp.kind, mcp.targets, mcp.outcome) == ("mcp", ("fake/fake_echo",), "ok")
+
+
+def test_opencode_tool_parts_are_actions_with_their_state_and_duration() -> None:
+    path = FIXTURES / "opencode" / "opencode-1.18.33.db"
+    actions = get_adapter("opencode").parse(path, b"", offset=0, state={}, final=True).actions
+
+    task, echo = actions
+    assert (task.tool, task.kind, task.command, task.outcome) == (
+        "task",
+        "agent",
+        "look around",
+        "ok",
+    )
+    assert task.duration_ms == 2234 and task.turn_key and task.turn_key.startswith("opencode:msg_")
+    assert (echo.kind, echo.targets, echo.outcome) == ("mcp", ("fake/fake_echo",), "ok")
+
+
+def test_hermes_tool_calls_and_their_tool_rows_are_actions() -> None:
+    path = FIXTURES / "hermes" / "state-0.19.0.db"
+    [delegate] = get_adapter("hermes").parse(path, b"", offset=0, state={}, final=True).actions
+
+    assert (delegate.tool, delegate.kind, delegate.outcome) == ("delegate_task", "agent", "ok")
+    assert delegate.command == "say hi from the subagent"
+    assert delegate.turn_key == f"hermes:{delegate.session_id}:4"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import psycopg
@@ -57,17 +58,72 @@ def action_line(row: ActionRow) -> str:
     return f"{row.kind} {subject}{stat} → {outcome}"
 
 
-def turn_lines(conn: psycopg.Connection[Any], memory_ids: Sequence[int]) -> dict[int, list[str]]:
-    """For each of ``memory_ids`` that issued actions, their lines (at most
-    :data:`MAX_PER_TURN`, then how many more)."""
-    found = action_store.actions_of_turns(conn, memory_ids)
+@dataclass(frozen=True, slots=True)
+class ShownTurn:
+    """A turn a reader shows: its id, role and time."""
+
+    id: int
+    role: str
+    at: datetime
+
+
+def turn_lines(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    turns: Sequence[ShownTurn],
+    *,
+    platform: str,
+    session_id: str | None,
+    preceding: ShownTurn | None = None,
+) -> dict[int, list[str]]:
+    """For each shown assistant turn that made actions, their lines in the order they were
+    made (at most :data:`MAX_PER_TURN`, then how many more): the actions linked to it, and
+    those of a tool-only response in its exchange (between the user turns around it).
+    ``preceding`` is the session's turn just before the first one shown (``None``: there is
+    none), which bounds the first exchange."""
+    answers = [t for t in turns if t.role == "assistant"]
+    if not answers:
+        return {}
+    placed: dict[int, list[ActionRow]] = dict(
+        action_store.actions_of_turns(conn, [t.id for t in answers])
+    )
+    if session_id:
+        bounds = [*turns, preceding] if preceding is not None else list(turns)
+        start = preceding.at if preceding is not None else datetime.min.replace(tzinfo=UTC)
+        loose = action_store.session_actions_between(
+            conn, user_id, platform, session_id, start, None
+        )
+        shown = {t.id for t in answers}
+        for row in loose:
+            owner = _exchange_turn(bounds, row.started_at)
+            if owner in shown:
+                placed.setdefault(owner, []).append(row)
     out: dict[int, list[str]] = {}
-    for memory_id, rows in found.items():
+    for memory_id, rows in placed.items():
+        rows.sort(key=lambda r: (r.started_at is None, r.started_at or datetime.min, r.id))
         lines = [action_line(row) for row in rows[:MAX_PER_TURN]]
         if len(rows) > MAX_PER_TURN:
             lines.append(f"… and {len(rows) - MAX_PER_TURN} more actions")
         out[memory_id] = lines
     return out
+
+
+def _exchange_turn(turns: Sequence[ShownTurn], at: datetime | None) -> int | None:
+    """The shown assistant turn of the exchange an action made at ``at`` belongs to: the
+    latest one before it since the last user turn, else the first one after it before the
+    next user turn (``None``: the exchange shows none)."""
+    if at is None:
+        return None
+    ordered = sorted(turns, key=lambda t: (t.at, t.id))
+    before = [t for t in ordered if t.at <= at]
+    after = [t for t in ordered if t.at > at]
+    if before and before[-1].role == "assistant":
+        return before[-1].id
+    for turn in after:
+        if turn.role != "assistant":
+            return None
+        return turn.id
+    return None
 
 
 @dataclass(frozen=True, slots=True)

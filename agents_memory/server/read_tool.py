@@ -13,7 +13,7 @@ from datetime import datetime
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from agents_memory.recall.actions import turn_lines
+from agents_memory.recall.actions import ShownTurn, turn_lines
 from agents_memory.server.state import ServerState
 from agents_memory.store import knowledge
 from agents_memory.store.memories import MemoryRow
@@ -82,7 +82,16 @@ def read_memory(
         )
         total = knowledge.session_size(conn, state.user_id, anchor) if anchor.session_id else 1
         result = _within_budget(anchor, earlier, later, before, after, max_chars, total)
-        done = turn_lines(conn, [t.id for t in result.turns if t.role == "assistant"])
+        shown = {t.id for t in result.turns}
+        prior = next((r for r in earlier if r.id not in shown), None)  # nearest first
+        done = turn_lines(
+            conn,
+            state.user_id,
+            [ShownTurn(t.id, t.role, t.message_at) for t in result.turns],
+            platform=anchor.agent_platform,
+            session_id=anchor.session_id,
+            preceding=ShownTurn(prior.id, prior.role, prior.message_at) if prior else None,
+        )
     for turn in result.turns:
         turn.actions = done.get(turn.id, [])
     return result

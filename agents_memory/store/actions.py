@@ -6,9 +6,14 @@ writes a batch's actions in the transaction that writes its turns and advances i
 (:func:`upsert_actions`, then :func:`complete_actions` for results whose call an earlier read
 stored), so a rescan or a crash never doubles one.
 
+Sessions are compared with ``=`` so that the indexes serve every lookup: an action without a
+session (no adapter makes one) is stored once but never linked to a turn nor completed.
+
 Each action is linked to a memory row (``memory_id``): the assistant turn that issued it when
-that turn is stored (under its key or its session-scoped key), else the session's latest
-assistant turn before the call. A tool-only response has no turn of its own.
+that turn is stored (under its key or its session-scoped key; one indexed lookup). A tool-only
+response has no turn of its own: its actions keep the response's key (``turn_key``) and no
+link, and a reader places them by time (:func:`session_actions_between`). (Linking them to a
+neighbouring turn at capture time was measured: it made a backfill 3x slower.)
 
 Text reaches this module only admitted (:data:`AdmittedText`): the command line, the targets and
 the excerpt passed the same redaction and private-span removal as turns.
@@ -104,28 +109,11 @@ ACTION_COLUMNS: Final = (
     " a.duration_ms"
 )
 
-_NEAREST_TURN: Final = """
-SELECT m.id FROM memory m WHERE m.user_id = {user} AND m.agent_platform = {p}
-    AND m.session_id IS NOT DISTINCT FROM {s} AND m.role = 'assistant'
-    AND m.message_at > coalesce((SELECT max(u.message_at) FROM memory u
-        WHERE u.user_id = {user} AND u.agent_platform = {p}
-        AND u.session_id IS NOT DISTINCT FROM {s} AND u.role = 'user'
-        AND u.message_at <= {at}), '-infinity')
-    AND m.message_at < coalesce((SELECT min(u.message_at) FROM memory u
-        WHERE u.user_id = {user} AND u.agent_platform = {p}
-        AND u.session_id IS NOT DISTINCT FROM {s} AND u.role = 'user'
-        AND u.message_at > {at}), 'infinity')
-ORDER BY m.message_at > {at}, abs(extract(epoch FROM m.message_at - {at})), m.id LIMIT 1
-"""
-"""The turn an action without a stored issuing turn belongs to (a tool-only response): the
-nearest assistant turn of its exchange (between the user turns around it), the one before it
-first."""
-
-_UPSERT: Final = f"""
+_UPSERT: Final = """
 WITH i AS (
     SELECT i.*,
         (SELECT m.id FROM memory m WHERE m.user_id = %(user)s AND m.agent_platform = i.p
-            AND m.session_id IS NOT DISTINCT FROM i.s AND m.role = 'assistant'
+            AND m.session_id = i.s AND m.role = 'assistant'
             AND m.external_uuid IN (i.tk, i.stk) LIMIT 1) AS issuer
     FROM unnest(%(p)s::text[], %(s)s::text[], %(k)s::text[], %(tk)s::text[], %(stk)s::text[],
         %(tool)s::text[], %(kind)s::text[], %(targets)s::jsonb[], %(cmd)s::text[],
@@ -138,8 +126,8 @@ INSERT INTO actions AS a (user_id, agent_platform, session_id, external_key, tur
     memory_id, tool, kind, targets, command, outcome, exit_code, excerpt, lines_added,
     lines_removed, started_at, duration_ms, device_name)
 SELECT %(user)s, i.p, i.s, i.k, CASE WHEN i.issuer IS NULL THEN i.tk END,
-    coalesce(i.issuer, ({_NEAREST_TURN.format(user="%(user)s", p="i.p", s="i.s", at="i.at")})),
-    i.tool, i.kind, nullif(ARRAY(SELECT jsonb_array_elements_text(i.targets)), '{{}}'), i.cmd,
+    i.issuer,
+    i.tool, i.kind, nullif(ARRAY(SELECT jsonb_array_elements_text(i.targets)), '{}'), i.cmd,
     i.outcome, i.code, i.excerpt, i.added, i.removed, i.at, i.ms, i.dev
 FROM i
 ON CONFLICT ON CONSTRAINT actions_identity DO UPDATE SET
@@ -155,26 +143,9 @@ ON CONFLICT ON CONSTRAINT actions_identity DO UPDATE SET
     duration_ms = coalesce(EXCLUDED.duration_ms, a.duration_ms)
 RETURNING (xmax = 0)
 """
-"""Long because it is one SQL statement: the batch as arrays, the turn link (the issuing
-turn, else the session's latest assistant turn before the call), and the merge of a call
-read again with what a later read learnt of its result."""
-
-_RELINK: Final = f"""
-WITH n AS (
-    SELECT a.id, ({
-    _NEAREST_TURN.format(
-        user="a.user_id", p="a.agent_platform", s="a.session_id", at="a.started_at"
-    )
-}) AS turn
-    FROM actions a
-    WHERE a.user_id = %s AND a.memory_id IS NULL AND a.started_at IS NOT NULL
-        AND (a.agent_platform, coalesce(a.session_id, '')) IN (
-            SELECT * FROM unnest(%s::text[], %s::text[]))
-)
-UPDATE actions AS a SET memory_id = n.turn FROM n WHERE a.id = n.id AND n.turn IS NOT NULL
-"""
-"""Links the batch's sessions' actions that have no turn yet to the turn their exchange now
-has (the text of a response that started with a tool call came in a later read)."""
+"""Long because it is one SQL statement: the batch as arrays, the link to the issuing turn
+(under its key or its session-scoped key), and the merge of a call read again with what a
+later read learnt of its result."""
 
 _PRINTS_FILES: Final = "^\\s*(\\S*/)?(" + "|".join(sorted(LOOKING_COMMANDS)) + ")(\\s|$)"
 """A command line that prints files or a listing (its output is never kept on success)."""
@@ -189,7 +160,7 @@ UPDATE actions AS a SET
     duration_ms = coalesce(r.ms, a.duration_ms)
 FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::int[], %s::text[], %s::int[])
     AS r(p, s, k, outcome, code, excerpt, ms)
-WHERE a.user_id = %s AND a.agent_platform = r.p AND a.session_id IS NOT DISTINCT FROM r.s
+WHERE a.user_id = %s AND a.agent_platform = r.p AND a.session_id = r.s
     AND a.external_key = r.k
 """
 
@@ -225,8 +196,6 @@ def upsert_actions(
             ),
         )
         completed = cur.rowcount
-    sessions = sorted({(a.agent_platform, a.session_id or "") for a in actions})
-    conn.execute(_RELINK, (user_id, [p for p, _ in sessions], [s for _, s in sessions]))
     return ActionCounts(inserted, updated, completed)
 
 
@@ -349,16 +318,23 @@ def actions_of_turns(
         return found
 
 
-def session_actions(
-    conn: psycopg.Connection[Any], user_id: int, platform: str, session_id: str | None
+def session_actions_between(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    platform: str,
+    session_id: str,
+    since: datetime,
+    until: datetime | None,
 ) -> list[ActionRow]:
-    """Every action of one session, in the order they were made."""
+    """The session's actions without a turn of their own made from ``since`` (inclusive) to
+    ``until`` (exclusive; ``None``: no end), in the order they were made."""
     with conn.cursor(row_factory=class_row(ActionRow)) as cur:
         cur.execute(
             f"SELECT {ACTION_COLUMNS} FROM actions a WHERE a.user_id = %s"
-            " AND a.agent_platform = %s AND a.session_id IS NOT DISTINCT FROM %s"
-            " ORDER BY a.started_at NULLS LAST, a.id",
-            (user_id, platform, session_id),
+            " AND a.agent_platform = %s AND a.session_id = %s AND a.memory_id IS NULL"
+            " AND a.started_at >= %s AND (%s::timestamptz IS NULL OR a.started_at < %s)"
+            " ORDER BY a.started_at, a.id",
+            (user_id, platform, session_id, since, until, until),
         )
         return cur.fetchall()
 
@@ -393,16 +369,15 @@ def find_actions(
     conn: psycopg.Connection[Any], user_id: int, query: ActionQuery
 ) -> list[ActionRow]:
     """Actions whose tool, targets, command or excerpt hold every word of ``query.text``
-    (split at punctuation, or stemmed), best first, then newest; the filters narrow it."""
+    (split at punctuation, unstemmed), best first, then newest; the filters narrow it."""
     where = ["a.user_id = %(user)s"]
     params: dict[str, Any] = {"user": user_id, "limit": query.limit}
     rank = ""
     if query.text and query.text.strip():
         params["text"] = query.text
         where.append(
-            f"({_FTS} @@ plainto_tsquery('simple',"
+            f"{_FTS} @@ plainto_tsquery('simple',"
             "   regexp_replace(lower(%(text)s), '[^[:alnum:]]+', ' ', 'g'))"
-            f" OR {_FTS} @@ plainto_tsquery('agents_memory'::regconfig, %(text)s))"
         )
         rank = (
             f"ts_rank({_FTS}, plainto_tsquery('simple',"

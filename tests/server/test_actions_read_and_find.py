@@ -42,7 +42,9 @@ def test_read_memory_shows_each_assistant_turns_actions_inline(
 ) -> None:
     _captured(server_settings, tmp_path)
     server = create_server(server_settings, state)
-    shell_turn = _turn_of(state, "command = 'mix phx.server'")
+    # The server was started by a tool-only response; the exchange's turn is the next one,
+    # which also made the `tail -5` call.
+    shell_turn = _turn_of(state, "command LIKE 'tail -5 %'")
     failed_turn = _turn_of(state, "outcome = 'error'")
 
     spotter = ok(call(server, "read_memory", {"memory_id": shell_turn, "before": 0, "after": 0}))
@@ -50,7 +52,8 @@ def test_read_memory_shows_each_assistant_turns_actions_inline(
 
     [turn] = spotter["turns"]
     assert turn["role"] == "assistant" and spotter["session_id"] == SPOTTER_SESSION
-    assert "shell `mix phx.server` → ok" in turn["actions"]
+    assert turn["actions"][0] == "shell `mix phx.server` → ok"  # placed by time, first
+    assert turn["actions"][1].startswith("shell `tail -5 /tmp/claude-1000/")
     anchor = next(t for t in codex["turns"] if t["anchor"])
     assert (
         "shell `applypatch << 'PATCH'…` → error: patch rejected: empty patch" in (anchor["actions"])

@@ -45,6 +45,8 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 Role = Literal["user", "assistant"]
+ActionKind = Literal["edit", "write", "read", "shell", "search", "web", "mcp", "agent", "other"]
+ActionOutcome = Literal["ok", "error", "interrupted", "unknown"]
 ReadMode = Literal["append", "whole", "database"]
 JsonState = Mapping[str, Any]
 """Adapter state carried between reads of one file (JSON-serialisable; stored with the cursor)."""
@@ -89,6 +91,41 @@ class Turn:
 
 
 @dataclass(frozen=True, slots=True)
+class Action:
+    """One tool call an assistant turn issued, normalized across platforms: what was done, on
+    what, and how it ended; never a read file's contents, a whole diff or binary output.
+
+    ``key`` is the client's tool-call id; it is unique only within one platform and session
+    (the store's identity is all three, per user). ``tool`` is ``None`` for a
+    *result only* (the call's outcome read in a later region than the call): it completes
+    the stored call and is never stored alone. Built by the adapters through
+    :mod:`agents_memory.adapters._actions`."""
+
+    key: str
+    platform: str
+    session_id: str | None
+    tool: str | None
+    kind: ActionKind = "other"
+    turn_key: str | None = None
+    """The ``external_uuid`` of the assistant turn that issued the call (``None``: unknown)."""
+    targets: tuple[str, ...] = ()
+    """File paths (relative to ``cwd`` where they lie under it), URLs, the MCP ``server/tool``."""
+    command: str | None = None
+    """The command line of a shell call, the pattern of a search, the query of a web search."""
+    outcome: ActionOutcome = "unknown"
+    exit_code: int | None = None
+    excerpt: str | None = None
+    """A short excerpt of the result: the error lines of a failure, the last lines of a shell
+    command's output (capped, :data:`agents_memory.adapters._actions.EXCERPT_CHARS`)."""
+    added: int | None = None
+    removed: int | None = None
+    """An edit's diffstat (lines added and removed)."""
+    started_at: datetime | None = None
+    duration_ms: int | None = None
+    cwd: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ParseIssue:
     """A record that could not be used (or, when ``repaired``, was used only after its
     invalid UTF-8 was replaced by U+FFFD): where it is and why. Never fatal."""
@@ -109,6 +146,8 @@ class ParseResult:
     state: dict[str, Any] = field(default_factory=dict)
     unknown_kinds: Counter[str] = field(default_factory=Counter)
     issues: list[ParseIssue] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    """The tool calls (and results of calls read earlier) in this read, in file order."""
 
 
 # --- install plans -------------------------------------------------------------------------

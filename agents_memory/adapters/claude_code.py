@@ -51,6 +51,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agents_memory.adapters import claude_code_actions as tools
+from agents_memory.adapters._actions import ActionLog
 from agents_memory.adapters._jsonl import (
     Line,
     complete_end,
@@ -272,6 +274,7 @@ class _Builder:
         self._groups: dict[str, _Group] = {}
         self._open: dict[str | None, _Group] = {}
         """Per thread (session id), the latest response that more lines may still extend."""
+        self.actions = ActionLog()
 
     def _where(self, rec: dict[str, Any]) -> _Where:
         session = _str(rec.get("sessionId")) or self._info.fallback_session
@@ -289,6 +292,9 @@ class _Builder:
         if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
             return
         message = rec.get("message")
+        if isinstance(message, dict) and isinstance(message.get("content"), list):
+            where = self._where(rec)
+            tools.add_results(self.actions, rec, session_id=where.session_id, at=where.message_at)
         raw = _user_raw_text(message.get("content")) if isinstance(message, dict) else None
         text = clean_user_text(raw) if raw is not None else None
         if raw is None or text is None:
@@ -323,12 +329,21 @@ class _Builder:
             return
         texts = _assistant_texts(message.get("content"))
         message_id = _str(message.get("id"))
+        key = f"{PLATFORM}:a:{message_id or rec.get('uuid') or line.offset}"
+        where = self._where(rec)
+        tools.add_calls(
+            self.actions,
+            message.get("content"),
+            session_id=where.session_id,
+            turn_key=key,
+            at=where.message_at,
+            cwd=where.cwd,
+        )
         if message_id is None and not texts:
             return
-        key = f"{PLATFORM}:a:{message_id or rec.get('uuid') or line.offset}"
         group = self._groups.get(key)
         if group is None:
-            group = _Group(key, line.offset, self._where(rec))
+            group = _Group(key, line.offset, where)
             self._groups[key] = group
             self._slots.append(group)
         group.add(texts)
@@ -441,4 +456,5 @@ class ClaudeCodeAdapter(Adapter):
         turns, hold = builder.finish()
         resume = end if final or hold is None else hold
         new_state: dict[str, Any] = {"subagent_role": role} if role else {}
-        return ParseResult(turns, resume, new_state, unknown, issues)
+        actions = builder.actions.actions(PLATFORM)
+        return ParseResult(turns, resume, new_state, unknown, issues, actions)

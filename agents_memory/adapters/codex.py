@@ -36,6 +36,8 @@ from typing import Any
 
 import zstandard
 
+from agents_memory.adapters import codex_actions as tools
+from agents_memory.adapters._actions import ActionLog
 from agents_memory.adapters._jsonl import (
     Line,
     complete_end,
@@ -191,6 +193,9 @@ def _unused(raw: bytes) -> bool:
     comes first), so the first ``"type"`` is the record kind and the payload kind follows it.
     """
     kind = peek_type(raw, within=_PEEK_WITHIN)
+    if kind == "response_item":  # only its tool calls and their outputs are read
+        item = peek_type(raw, within=_PEEK_WITHIN + 40, key=_PAYLOAD_TYPE)
+        return item not in tools.TOOL_ITEMS
     if kind in _UNUSED_KINDS:
         return True
     if kind != "event_msg":
@@ -219,6 +224,8 @@ class _Thread:
     """The file writes ``item_completed`` message items (so legacy events are duplicates)."""
     platform: str = PLATFORM
     """What wrote the thread: ``codex-desktop`` when the originator is the Desktop app."""
+    last_assistant: str | None = None
+    """The key of the latest assistant turn since the latest user turn (issuer of tool calls)."""
 
     @classmethod
     def load(cls, state: JsonState) -> _Thread:
@@ -261,6 +268,22 @@ class _Reader:
         self.thread = thread
         self.fallback_session = fallback_session
         self.turns: list[Turn] = []
+        self.actions = ActionLog()
+
+    def item(self, rec: dict[str, Any], payload: dict[str, Any]) -> None:
+        """A ``response_item``: a tool call or a call's output."""
+        thread = self.thread
+        if thread.internal:
+            return
+        tools.add_item(
+            self.actions,
+            payload,
+            platform=thread.platform,
+            session_id=thread.session_id or self.fallback_session,
+            turn_key=thread.last_assistant,
+            at=parse_timestamp(rec.get("timestamp")),
+            cwd=thread.cwd,
+        )
 
     def event(self, rec: dict[str, Any], payload: dict[str, Any], line: Line) -> None:
         kind = payload.get("type")
@@ -296,9 +319,11 @@ class _Reader:
             return
         session = thread.session_id or self.fallback_session
         model = thread.model if role == "assistant" else None
+        key = f"{PLATFORM}:{session}:{native or f'@{line.offset}'}"
+        thread.last_assistant = key if role == "assistant" else None
         self.turns.append(
             Turn(
-                external_uuid=f"{PLATFORM}:{session}:{native or f'@{line.offset}'}",
+                external_uuid=key,
                 platform=thread.platform,
                 role=role,
                 text=text,
@@ -429,6 +454,8 @@ class CodexAdapter(Adapter):
                 payload = {}
             if kind == "event_msg":
                 reader.event(rec, payload, line)
+            elif kind == "response_item":
+                reader.item(rec, payload)
             elif kind == "turn_context":
                 reader.thread.context(payload)
             elif kind == "session_meta":
@@ -436,4 +463,5 @@ class CodexAdapter(Adapter):
             elif not isinstance(kind, str) or kind not in _KNOWN_KINDS:
                 unknown[kind if isinstance(kind, str) else "<no type>"] += 1
         turns = list({t.external_uuid: t for t in reader.turns}.values())  # one row per key
-        return ParseResult(turns, resume, asdict(reader.thread), unknown, issues)
+        actions = reader.actions.actions(reader.thread.platform)
+        return ParseResult(turns, resume, asdict(reader.thread), unknown, issues, actions)

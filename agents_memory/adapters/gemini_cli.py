@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents_memory.adapters import gemini_cli_actions as tools
+from agents_memory.adapters._actions import ActionLog
 from agents_memory.adapters._jsonl import (
     complete_end,
     iter_records,
@@ -161,6 +163,7 @@ class GeminiCliAdapter(Adapter):
             state=session.to_state(),
             unknown_kinds=session.unknown,
             issues=session.issues,
+            actions=session.actions.actions(PLATFORM),
         )
 
 
@@ -178,6 +181,7 @@ class _Session:
     turns: dict[str, Turn] = field(default_factory=dict)
     unknown: Counter[str] = field(default_factory=Counter)
     issues: list[ParseIssue] = field(default_factory=list)
+    actions: ActionLog = field(default_factory=ActionLog)
 
     @classmethod
     def from_state(cls, state: JsonState, path: Path, home: Path | None) -> _Session:
@@ -262,6 +266,15 @@ class _Session:
             model = message.get("model")
             if isinstance(model, str) and model:
                 self.model = model
+            session_id = self.session_id or self.fallback_id
+            tools.add_calls(
+                self.actions,
+                message,
+                platform=PLATFORM,
+                session_id=session_id,
+                turn_key=f"{PLATFORM}:{session_id}:{message['id']}",
+                cwd=self.cwd,
+            )
             text = _parts_text(message.get("content")).strip()
             if text and text != _COMPRESSION_ACK:
                 self.add(message, "assistant", text, None, model=self.model)

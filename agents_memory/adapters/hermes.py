@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from agents_memory.adapters import _sqlite, hermes_mcp
+from agents_memory.adapters import hermes_actions as tools
+from agents_memory.adapters._actions import ActionLog
 from agents_memory.adapters.base import (
     Commands,
     FileEdit,
@@ -136,7 +138,14 @@ class HermesAdapter(_sqlite.SQLiteStoreAdapter):
             _sqlite.query(path, read.run, read.issues)
         except StoreUnreadable as exc:
             return ParseResult([], 0, dict(state), issues=[exc.issue])
-        return ParseResult(read.turns, 0, {"last_id": read.last_id}, read.unknown, read.issues)
+        return ParseResult(
+            read.turns,
+            0,
+            {"last_id": read.last_id},
+            read.unknown,
+            read.issues,
+            read.actions.actions(PLATFORM),
+        )
 
 
 @dataclass(slots=True)
@@ -145,18 +154,25 @@ class _Read:
     turns: list[Turn] = field(default_factory=list)
     unknown: Counter[str] = field(default_factory=Counter)
     issues: list[ParseIssue] = field(default_factory=list)
+    actions: ActionLog = field(default_factory=ActionLog)
 
     def run(self, conn: sqlite3.Connection) -> None:
         if _highest_id(conn) < self.last_id:
             self.last_id = 0  # a new store (the old one removed): its ids start again
         sessions: dict[str, _Session] = {}
         rows = conn.execute(
-            "SELECT id, session_id, role, content, timestamp FROM messages"
-            " WHERE id > ? ORDER BY id",
+            f"SELECT id, session_id, role, content, timestamp, {tools.tool_columns(conn)}"
+            " FROM messages WHERE id > ? ORDER BY id",
             (self.last_id,),
         ).fetchall()
-        for message_id, session_id, role, content, timestamp in rows:
+        for message_id, session_id, role, content, timestamp, calls, answers in rows:
             self.last_id = max(self.last_id, _sqlite.whole_number(message_id))
+            if (calls or answers) and isinstance(session_id, str):
+                session = sessions.get(session_id)
+                if session is None:
+                    session = sessions[session_id] = _session(conn, session_id, self.issues)
+                where = (_sqlite.whole_number(message_id), session_id, content, timestamp)
+                self._action(session, where, calls, answers)
             if role in _SKIPPED_ROLES:
                 continue
             if role not in ("user", "assistant"):
@@ -175,6 +191,30 @@ class _Read:
             self.turns.append(
                 session.turn(_sqlite.whole_number(message_id), session_id, role, text, timestamp)
             )
+
+    def _action(
+        self,
+        session: _Session,
+        where: tuple[int, str, object, object],
+        calls: object,
+        answers: object,
+    ) -> None:
+        """An assistant row's tool calls, or a tool row's answer (``where``: its id, session,
+        content and timestamp), into :attr:`actions`."""
+        message_id, session_id, content, timestamp = where
+        at = _sqlite.from_seconds(timestamp)
+        if calls:
+            tools.add_calls(
+                self.actions,
+                calls,
+                platform=PLATFORM,
+                session_id=session_id,
+                turn_key=f"{PLATFORM}:{session_id}:{message_id}",
+                at=at,
+                cwd=session.cwd,
+            )
+        if answers:
+            tools.add_result(self.actions, answers, content, session_id=session_id, at=at)
 
 
 @dataclass(frozen=True, slots=True)

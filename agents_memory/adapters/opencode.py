@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from agents_memory.adapters import _sqlite
+from agents_memory.adapters import opencode_actions as tools
+from agents_memory.adapters._actions import ActionLog
 from agents_memory.adapters.base import (
     MCP_SERVER_NAME,
     Commands,
@@ -137,7 +139,12 @@ class OpenCodeAdapter(_sqlite.SQLiteStoreAdapter):
         except StoreUnreadable as exc:
             return ParseResult([], 0, dict(state), issues=[exc.issue])
         return ParseResult(
-            read.turns, 0, read.state(), unknown_kinds=read.unknown, issues=read.issues
+            read.turns,
+            0,
+            read.state(),
+            unknown_kinds=read.unknown,
+            issues=read.issues,
+            actions=read.actions.actions(PLATFORM),
         )
 
 
@@ -155,6 +162,9 @@ class _Read:
     unknown: Counter[str] = field(default_factory=Counter)
     issues: list[ParseIssue] = field(default_factory=list)
     newest: int = 0
+    actions: ActionLog = field(default_factory=ActionLog)
+    tool_parts: list[Mapping[str, Any]] = field(default_factory=list)
+    """The ``tool`` parts of the message being read (its actions)."""
 
     def run(self, conn: sqlite3.Connection) -> None:
         floor = self.since - OVERLAP_MS
@@ -199,12 +209,25 @@ class _Read:
         rowid, message_id, session_id, updated, raw = row
         updated = _sqlite.whole_number(updated)
         seen = read[1] if isinstance(read[1], int) else None
+        self.tool_parts = []
         text, parts_updated = self._text(conn, message_id, seen)
         read[1] = max(updated, parts_updated)
         fresh = seen is None or updated > seen
         info = self._json(raw, rowid, "message", count=fresh)
         if info is None:
             return
+        cwd = _str(_mapping(info.get("path")).get("cwd")) or (
+            session.directory if session else None
+        )
+        for part in self.tool_parts:
+            tools.add_part(
+                self.actions,
+                part,
+                platform=PLATFORM,
+                session_id=session_id,
+                turn_key=f"{PLATFORM}:{message_id}",
+                cwd=cwd,
+            )
         role = info.get("role")
         if role not in ("user", "assistant"):
             if fresh:
@@ -237,6 +260,21 @@ class _Read:
             )
         )
 
+    def _actions(
+        self, info: Mapping[str, Any], message_id: str, session_id: str, session: _Session | None
+    ) -> None:
+        """The message's ``tool`` parts (read by :meth:`_text`) as actions."""
+        cwd = _str(_mapping(info.get("path")).get("cwd"))
+        for part in self.tool_parts:
+            tools.add_part(
+                self.actions,
+                part,
+                platform=PLATFORM,
+                session_id=session_id,
+                turn_key=f"{PLATFORM}:{message_id}",
+                cwd=cwd or (session.directory if session else None),
+            )
+
     def _text(self, conn: sqlite3.Connection, message_id: str, seen: int | None) -> tuple[str, int]:
         """The message's own text and the newest ``time_updated`` of its parts; parts changed
         since ``seen`` are counted when unknown or bad."""
@@ -255,6 +293,8 @@ class _Read:
             if not isinstance(kind, str) or kind not in _KNOWN_PARTS:
                 if fresh:
                     self.unknown[f"part:{kind if isinstance(kind, str) else '(no type)'}"] += 1
+            elif kind == "tool":
+                self.tool_parts.append(part)
             elif kind == "text" and not part.get("synthetic") and not part.get("ignored"):
                 text = part.get("text")
                 if isinstance(text, str) and text.strip():

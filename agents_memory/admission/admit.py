@@ -34,6 +34,7 @@ candidate              echo   private   excluded          size  redaction     wh
 ``pinned_fact``        yes    yes       the server's cwd  cap   if enabled    trimmed
 ``edited_text``        yes    yes       not applied       cap   if enabled    trimmed
 ``imported``           yes    yes       the turn's cwd    none  if enabled    kept
+``captured_action``    no     yes       the call's cwd    none  if enabled    trimmed
 =====================  =====  ========  ================  ====  ============  ==========
 
 * Deliberate saves (``save_message``, ``manage_knowledge``) get the same private-span removal
@@ -51,6 +52,10 @@ candidate              echo   private   excluded          size  redaction     wh
   captured one, with the bundle's git root and remote standing in for a lookup (its directory
   may not exist on this machine): a bundle cannot carry in what capture would have kept out,
   and a tombstone will refuse a forgotten turn by its key.
+* A captured action (a tool call: its targets, command line and result excerpt) is admitted
+  text by text, each with the turns' private-span removal and redaction: a secret in a command
+  line or an error message is masked like one in a turn. Its size is bounded by the adapter
+  (the excerpt cap), and a brief echo cannot be one.
 * Size: a captured turn is never refused for its length (a long tool output is a real turn; a
   row PostgreSQL cannot index is skipped and logged by the pipeline); deliberate saves stop at
   :data:`MAX_SAVED_CHARS`, counted before anything is removed.
@@ -75,7 +80,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from agents_memory.adapters.base import Turn
+from agents_memory.adapters.base import Action, Turn
 from agents_memory.admission.filters import ExcludeMatcher, is_brief_echo, strip_private
 from agents_memory.admission.redact import redact
 from agents_memory.admission.scrub import scrub
@@ -108,6 +113,16 @@ class Admitted:
     """The raw text (the client's envelope kept), admitted the same way; ``None`` if none."""
     git: GitInfo
     """The git root and remote of the candidate's directory (:data:`NO_GIT` without one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdmittedAction:
+    """A tool call's texts ready to store: private spans gone, secrets redacted (when
+    enabled), each target, the command line and the excerpt on its own."""
+
+    targets: tuple[AdmittedText, ...]
+    command: AdmittedText | None
+    excerpt: AdmittedText | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +164,31 @@ class Admission:
                 turn.text, turn.raw_text, cwd=turn.cwd, key=turn.external_uuid, forgotten=forgotten
             )
         )
+
+    def captured_action(
+        self, action: Action, *, forgotten: Container[str] = NOTHING_FORGOTTEN
+    ) -> AdmittedAction | Refused:
+        """A tool call the capture pipeline read: refused when its key is tombstoned
+        (``forgotten``) or its directory is excluded; its targets, command line and excerpt
+        pass the same private-span removal and redaction as a turn's text."""
+        if action.key in forgotten:
+            return Refused("forgotten", "this action was forgotten (it has a tombstone)")
+        excluded = self._exclude and action.cwd
+        if excluded and self._exclude.excludes(action.cwd, git_info(action.cwd).root):
+            return Refused("excluded", "this project is excluded from memory (CAPTURE_EXCLUDE)")
+        targets = tuple(t for t in map(self._action_text, action.targets) if t is not None)
+        return AdmittedAction(
+            targets, self._action_text(action.command), self._action_text(action.excerpt)
+        )
+
+    def _action_text(self, text: str | None) -> AdmittedText | None:
+        """One text of an action as it may be stored (``None`` when nothing is left)."""
+        if text is None:
+            return None
+        text = strip_private(_storable(text)).strip()
+        if self._redacting and text:
+            text = redact(text).text
+        return AdmittedText(text) if text else None
 
     def saved_message(self, text: str, *, cwd: str | None) -> Admitted | Refused:
         """A turn an agent without capture saves through ``save_message``."""

@@ -34,9 +34,11 @@ from agents_memory.admission.admit import (
     create_admission,
 )
 from agents_memory.capture import tailer
+from agents_memory.capture.actions import admitted_actions, store_actions
 from agents_memory.capture.warnlimit import FileWarnings
 from agents_memory.config import Settings
 from agents_memory.errors import first_line
+from agents_memory.store.actions import NewAction
 from agents_memory.store.capture import cursors as cursor_store
 from agents_memory.store.capture import pause as pause_store
 from agents_memory.store.capture import tombstones as tombstone_store
@@ -71,6 +73,8 @@ class FileOutcome:
     restarted: bool = False
     unknown: Counter[str] = field(default_factory=Counter)
     bytes_read: int = 0
+    actions: int = 0
+    """Actions (tool calls) stored new or completed (:mod:`agents_memory.capture.actions`)."""
 
     @property
     def stored(self) -> int:
@@ -87,6 +91,7 @@ class FileOutcome:
         self.restarted = self.restarted or other.restarted
         self.unknown.update(other.unknown)
         self.bytes_read += other.bytes_read
+        self.actions += other.actions
 
 
 @dataclass(slots=True)
@@ -106,6 +111,8 @@ class RegionRead:
     """Where the cursor goes once the rows are stored."""
     tail: str | None
     """The hash of the bytes before ``end`` (the cursor's ``last_line_hash``)."""
+    actions: list[NewAction] = field(default_factory=list)
+    """The region's tool calls admission let in, stored with ``rows``."""
 
     @property
     def more(self) -> bool:
@@ -242,11 +249,12 @@ class Ingestor:
         outcome.repaired += fixed
         outcome.unknown.update(result.unknown_kinds)
         rows = self.prepare(result.turns, outcome)
+        actions, _refused = admitted_actions(self.admission, result.actions, device=self.device)
         end = result.resume_offset if mode == "append" else region.end
         if region.skipped_long_line is not None and not region.data:
             end = region.end
         tail = region.fingerprint or tailer.tail_hash(path, end)
-        return RegionRead(path, mode, cursor, region, result, rows, outcome, end, tail)
+        return RegionRead(path, mode, cursor, region, result, rows, outcome, end, tail, actions)
 
     def store(self, conn: psycopg.Connection[Any], read: RegionRead, cursor: Cursor) -> None:
         """Write ``read``'s rows and advance ``cursor`` (locked by the caller's transaction)
@@ -283,6 +291,15 @@ class Ingestor:
                 path,
                 counts.collisions,
             )
+        stored = store_actions(
+            conn,
+            user_id=self.user_id,
+            device=self.device,
+            platform=outcome.platform,
+            path=path,
+            actions=read.actions,
+        )
+        outcome.actions = stored.inserted + stored.completed
         cursor_store.save_cursor(
             conn,
             read.advanced(cursor),

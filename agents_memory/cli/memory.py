@@ -311,6 +311,7 @@ def _secret_lines(scan: SecretScan) -> list[str]:
 def _register_commands() -> None:
     for name, target in (
         ("search", "agents_memory.cli.search:search"),
+        ("actions", "agents_memory.cli.actions:actions"),
         ("tags", "agents_memory.cli.tags:tags"),
         ("coldpath", "agents_memory.cli.coldpath:coldpath"),
         ("reembed", "agents_memory.cli.coldpath:reembed"),

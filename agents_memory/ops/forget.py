@@ -87,6 +87,8 @@ class ForgetReport:
     vectors_cleared: int
     """Vectors of the turns that followed forgotten ones (made from their end), to be made
     again."""
+    actions: int = 0
+    """Actions (tool calls) of the forgotten turns and sessions, deleted and tombstoned."""
 
     @property
     def profile_rebuild(self) -> bool:
@@ -104,6 +106,7 @@ class ForgetReport:
             profile_fields_dropped=list(derived.profile_fields_dropped),
             profile_history_removed=derived.profile_history_removed,
             vectors_cleared=derived.embeddings_cleared,
+            actions=counts.actions,
         )
 
 
@@ -220,6 +223,8 @@ def describe(report: ForgetReport) -> list[str]:
         f"forgot {report.rows} memories ({report.history} history entries); "
         f"{report.tombstones} tombstones keep capture from storing them again"
     ]
+    if report.actions:
+        lines.append(f"actions: {report.actions} tool calls of theirs forgotten with them")
     if report.summaries_dropped or report.summaries_rebuilt:
         lines.append(
             f"summaries: {report.summaries_dropped} dropped, {report.summaries_rebuilt} "

@@ -11,9 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agents_memory.clipping import MIN_SHOWN, clip
+from agents_memory.recall.actions import ShownTurn, turn_lines
 from agents_memory.recall.state import ServerState
 from agents_memory.store import knowledge
 from agents_memory.store.memories import MemoryRow
@@ -29,6 +30,8 @@ class TurnOut(BaseModel):
     clipped: bool = False
     anchor: bool = False
     archived: bool = False
+    actions: list[str] = Field(default_factory=list)
+    """The tool calls this (assistant) turn made, one compact line each."""
 
 
 class ReadResult(BaseModel):
@@ -77,7 +80,20 @@ def read_memory(
             conn, state.user_id, anchor, direction="after", limit=after + 1, chars=read
         )
         total = knowledge.session_size(conn, state.user_id, anchor) if anchor.session_id else 1
-    return _within_budget(anchor, earlier, later, before, after, max_chars, total)
+        result = _within_budget(anchor, earlier, later, before, after, max_chars, total)
+        shown = {t.id for t in result.turns}
+        prior = next((r for r in earlier if r.id not in shown), None)  # nearest first
+        done = turn_lines(
+            conn,
+            state.user_id,
+            [ShownTurn(t.id, t.role, t.message_at) for t in result.turns],
+            platform=anchor.agent_platform,
+            session_id=anchor.session_id,
+            preceding=ShownTurn(prior.id, prior.role, prior.message_at) if prior else None,
+        )
+    for turn in result.turns:
+        turn.actions = done.get(turn.id, [])
+    return result
 
 
 def _within_budget(

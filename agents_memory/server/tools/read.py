@@ -50,8 +50,9 @@ def register(server: MCPServer[Any]) -> None:
         ] = 6000,
     ) -> read_tool.ReadResult:
         """Read the conversation around a search hit, or page through a session: search
-        results show one turn; this shows what was said before and after it. `next` says how
-        to read on."""
+        results show one turn; this shows what was said before and after it, and under each
+        assistant turn the tool calls it made (`actions`: file edits, commands and how they
+        ended, one line each). `next` says how to read on."""
         return read_tool.read_memory(
             state_of(ctx),
             memory_id=memory_id,

@@ -21,6 +21,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import class_row
 
+from agents_memory.store.actions import forget_actions
 from agents_memory.store.capture.tombstones import bury_memories
 from agents_memory.store.owner.derived import DerivedOutcome, StaleSummary, update_derived
 
@@ -82,6 +83,8 @@ class ForgetCounts:
     rows: int = 0
     history: int = 0
     tombstones: int = 0
+    actions: int = 0
+    """The actions (tool calls) of the forgotten turns, and of sessions left without turns."""
     derived: DerivedOutcome = field(default_factory=DerivedOutcome)
 
 
@@ -146,6 +149,7 @@ def forget_memories(
     if not wanted:
         return counts
     counts.tombstones = bury_memories(conn, wanted)
+    counts.actions = forget_actions(conn, user_id, wanted)
     counts.derived = update_derived(conn, wanted, rewrite=None)
     history = conn.execute(
         "SELECT count(*) FROM memory_history WHERE memory_id = ANY(%s)", (wanted,)

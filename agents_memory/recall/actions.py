@@ -1,0 +1,166 @@
+"""Giving actions (the agents' tool calls) back: one compact line per action, the actions of
+the turns a reader shows, and a search over their paths, commands and error text.
+
+Used by ``read_memory`` (each assistant turn lists its actions inline) and by
+``mcp-agents-memory actions`` (find actions by words of a path, a command or an error, with
+``--kind``, ``--file``, ``--outcome`` filters). The SQL is :mod:`agents_memory.store.actions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import psycopg
+
+from agents_memory.store import actions as action_store
+from agents_memory.store.actions import ActionQuery, ActionRow
+
+LINE_SUBJECT_CHARS: Final = 120
+"""The most of a command line (its first line) or an error line one action's line shows."""
+
+MAX_PER_TURN: Final = 12
+"""The actions one turn lists inline; the rest are counted (``… and N more``)."""
+
+KINDS: Final = ("edit", "write", "read", "shell", "search", "web", "mcp", "agent", "other")
+OUTCOMES: Final = ("ok", "error", "interrupted", "unknown")
+
+
+def _first_line(text: str, limit: int = LINE_SUBJECT_CHARS) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    more = len(line) > limit or "\n" in text.strip()
+    return (line[: limit - 1] + "…") if len(line) > limit else line + ("…" if more else "")
+
+
+def action_line(row: ActionRow) -> str:
+    """One action on one line: kind, what it acted on, its diffstat, how it ended (with the
+    first error line of a failure)."""
+    if row.command:
+        subject = f"`{_first_line(row.command)}`"
+    elif row.targets:
+        subject = ", ".join(row.targets[:3]) + (" …" if len(row.targets) > 3 else "")
+    else:
+        subject = row.tool
+    if row.kind == "other" and subject != row.tool:
+        subject = f"{row.tool} {subject}"
+    if row.command and row.targets:
+        subject += f" ({', '.join(row.targets[:2])})"
+    stat = ""
+    if row.lines_added is not None or row.lines_removed is not None:
+        stat = f" +{row.lines_added or 0}/-{row.lines_removed or 0}"
+    outcome = row.outcome
+    if row.exit_code:
+        outcome += f" (exit {row.exit_code})"
+    if row.outcome in ("error", "interrupted") and row.excerpt:
+        outcome += f": {_first_line(row.excerpt)}"
+    return f"{row.kind} {subject}{stat} → {outcome}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShownTurn:
+    """A turn a reader shows: its id, role and time."""
+
+    id: int
+    role: str
+    at: datetime
+
+
+def turn_lines(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    turns: Sequence[ShownTurn],
+    *,
+    platform: str,
+    session_id: str | None,
+    preceding: ShownTurn | None = None,
+) -> dict[int, list[str]]:
+    """For each shown assistant turn that made actions, their lines in the order they were
+    made (at most :data:`MAX_PER_TURN`, then how many more): the actions linked to it, and
+    those of a tool-only response in its exchange (between the user turns around it).
+    ``preceding`` is the session's turn just before the first one shown (``None``: there is
+    none), which bounds the first exchange."""
+    answers = [t for t in turns if t.role == "assistant"]
+    if not answers:
+        return {}
+    placed: dict[int, list[ActionRow]] = dict(
+        action_store.actions_of_turns(conn, [t.id for t in answers])
+    )
+    if session_id:
+        bounds = [*turns, preceding] if preceding is not None else list(turns)
+        start = preceding.at if preceding is not None else datetime.min.replace(tzinfo=UTC)
+        loose = action_store.session_actions_between(
+            conn, user_id, platform, session_id, start, None
+        )
+        shown = {t.id for t in answers}
+        for row in loose:
+            owner = _exchange_turn(bounds, row.started_at)
+            if owner in shown:
+                placed.setdefault(owner, []).append(row)
+    out: dict[int, list[str]] = {}
+    for memory_id, rows in placed.items():
+        rows.sort(key=lambda r: (r.started_at is None, r.started_at or datetime.min, r.id))
+        lines = [action_line(row) for row in rows[:MAX_PER_TURN]]
+        if len(rows) > MAX_PER_TURN:
+            lines.append(f"… and {len(rows) - MAX_PER_TURN} more actions")
+        out[memory_id] = lines
+    return out
+
+
+def _exchange_turn(turns: Sequence[ShownTurn], at: datetime | None) -> int | None:
+    """The shown assistant turn of the exchange an action made at ``at`` belongs to: the
+    latest one before it since the last user turn, else the first one after it before the
+    next user turn (``None``: the exchange shows none)."""
+    if at is None:
+        return None
+    ordered = sorted(turns, key=lambda t: (t.at, t.id))
+    before = [t for t in ordered if t.at <= at]
+    after = [t for t in ordered if t.at > at]
+    if before and before[-1].role == "assistant":
+        return before[-1].id
+    for turn in after:
+        if turn.role != "assistant":
+            return None
+        return turn.id
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionHit:
+    """An action found by :func:`find_actions`, with the turn it belongs to."""
+
+    row: ActionRow
+    line: str
+
+    def as_dict(self) -> dict[str, Any]:
+        row = self.row
+        return {
+            "id": row.id,
+            "kind": row.kind,
+            "tool": row.tool,
+            "agent_platform": row.agent_platform,
+            "session_id": row.session_id,
+            "memory_id": row.memory_id,
+            "turn_key": row.turn_key,
+            "targets": row.targets or [],
+            "command": row.command,
+            "outcome": row.outcome,
+            "exit_code": row.exit_code,
+            "excerpt": row.excerpt,
+            "lines_added": row.lines_added,
+            "lines_removed": row.lines_removed,
+            "started_at": row.started_at.isoformat() if row.started_at else None,
+            "duration_ms": row.duration_ms,
+            "line": self.line,
+        }
+
+
+def find_actions(
+    conn: psycopg.Connection[Any], user_id: int, query: ActionQuery
+) -> list[ActionHit]:
+    """Actions matching ``query`` (words of a path, command or error; the filters), best
+    first, each with its line."""
+    return [
+        ActionHit(row, action_line(row)) for row in action_store.find_actions(conn, user_id, query)
+    ]

@@ -1,16 +1,182 @@
-"""``read_memory``: the tool's signature; the reading is :mod:`..read_tool`."""
+"""``read_memory``: read around a hit, or page through a session, within a character budget.
+
+Seed B's load-session / get / expand in one call: ``memory_id`` (a search hit's id) gives the
+turns before and after it in its session; ``session_id`` alone starts at the session's first
+turn. Turns nearest the anchor are taken first, alternating after/before, until the budget is
+spent; a turn that does not fit whole is clipped and ends reading on its side.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from agents_memory.server import read_tool
+from agents_memory.clipping import MIN_SHOWN, clip
+from agents_memory.recall.actions import ShownTurn, turn_lines
+from agents_memory.recall.state import ServerState
 from agents_memory.server.tools.context import ServerContext, state_of
 from agents_memory.server.tools.text import Text
+from agents_memory.store import knowledge
+from agents_memory.store.memories import MemoryRow
+
+
+class TurnOut(BaseModel):
+    id: int
+    role: str
+    agent_platform: str
+    agent_model: str | None = None
+    message_at: datetime
+    message: str
+    clipped: bool = False
+    anchor: bool = False
+    archived: bool = False
+    actions: list[str] = Field(default_factory=list)
+    """The tool calls this (assistant) turn made, one compact line each."""
+
+
+class ReadResult(BaseModel):
+    session_id: str | None = None
+    agent_platform: str
+    session_turns: int
+    turns: list[TurnOut]
+    more_before: bool
+    more_after: bool
+    chars: int
+    next: str | None = None
+
+
+def run_read_memory(
+    state: ServerState,
+    *,
+    memory_id: int | None,
+    session_id: str | None,
+    before: int,
+    after: int,
+    max_chars: int,
+) -> ReadResult:
+    read = max_chars + 1  # no turn can show more; one more tells that it was cut
+    with state.pool.connection() as conn:
+        if memory_id is not None:
+            anchor = knowledge.get_memory(conn, state.user_id, memory_id, chars=read)
+            if anchor is None:
+                raise ToolError(
+                    f"no memory with id {memory_id}; use the `id` of a search_memory result"
+                )
+        elif session_id:
+            anchor = knowledge.session_first_turn(conn, state.user_id, session_id, chars=read)
+            if anchor is None:
+                raise ToolError(
+                    f"no session {session_id!r}; use the `session_id` of a search_memory result"
+                )
+            before = 0
+        else:
+            raise ToolError(
+                "read_memory needs `memory_id` (a search_memory result's id) or `session_id`"
+            )
+        earlier = knowledge.session_neighbours(
+            conn, state.user_id, anchor, direction="before", limit=before + 1, chars=read
+        )
+        later = knowledge.session_neighbours(
+            conn, state.user_id, anchor, direction="after", limit=after + 1, chars=read
+        )
+        total = knowledge.session_size(conn, state.user_id, anchor) if anchor.session_id else 1
+        result = _within_budget(anchor, earlier, later, before, after, max_chars, total)
+        shown = {t.id for t in result.turns}
+        prior = next((r for r in earlier if r.id not in shown), None)  # nearest first
+        done = turn_lines(
+            conn,
+            state.user_id,
+            [ShownTurn(t.id, t.role, t.message_at) for t in result.turns],
+            platform=anchor.agent_platform,
+            session_id=anchor.session_id,
+            preceding=ShownTurn(prior.id, prior.role, prior.message_at) if prior else None,
+        )
+    for turn in result.turns:
+        turn.actions = done.get(turn.id, [])
+    return result
+
+
+def _within_budget(
+    anchor: MemoryRow,
+    earlier: list[MemoryRow],
+    later: list[MemoryRow],
+    before: int,
+    after: int,
+    max_chars: int,
+    total: int,
+) -> ReadResult:
+    """Take the anchor, then the nearest turns alternately after and before it, while they
+    fit ``max_chars``."""
+    room = max_chars
+    first = _clip(anchor, room, anchor=True)
+    room -= len(first.message)
+    taken: dict[str, list[TurnOut]] = {"before": [], "after": []}
+    sides: dict[str, list[MemoryRow]] = {"before": earlier[:before], "after": later[:after]}
+    open_sides = {side for side, rows in sides.items() if rows}
+    step = 0
+    while open_sides:
+        for side in ("after", "before"):
+            if side not in open_sides:
+                continue
+            rows = sides[side]
+            if step >= len(rows) or room < MIN_SHOWN:
+                open_sides.discard(side)
+                continue
+            turn = _clip(rows[step], room)
+            taken[side].append(turn)
+            room -= len(turn.message)
+            if turn.clipped:
+                open_sides.discard(side)
+        step += 1
+    turns = [*reversed(taken["before"]), first, *taken["after"]]
+    more_before = len(earlier) > len(taken["before"])
+    more_after = len(later) > len(taken["after"]) or turns[-1].clipped
+    return ReadResult(
+        session_id=anchor.session_id,
+        agent_platform=anchor.agent_platform,
+        session_turns=total,
+        turns=turns,
+        more_before=more_before,
+        more_after=more_after,
+        chars=sum(len(t.message) for t in turns),
+        next=_next_hint(turns, more_before, more_after),
+    )
+
+
+def _clip(row: MemoryRow, room: int, *, anchor: bool = False) -> TurnOut:
+    text, clipped = clip(row.message, room)
+    return TurnOut(
+        id=row.id,
+        role=row.role,
+        agent_platform=row.agent_platform,
+        agent_model=row.agent_model,
+        message_at=row.message_at,
+        message=text,
+        clipped=clipped,
+        anchor=anchor,
+        archived=not row.is_active,
+    )
+
+
+def _next_hint(turns: list[TurnOut], more_before: bool, more_after: bool) -> str | None:
+    hints = []
+    last = turns[-1]
+    if last.clipped:
+        hints.append(
+            f"the rest of turn {last.id}: read_memory memory_id={last.id} before=0 after=0 "
+            "with a larger max_chars"
+        )
+    elif more_after:
+        hints.append(f"read on: read_memory memory_id={last.id} before=0 after=10")
+    if more_before:
+        hints.append(f"read back: read_memory memory_id={turns[0].id} before=10 after=0")
+    return "; ".join(hints) or None
+
 
 ANNOTATIONS = ToolAnnotations(
     title="Read around a memory",
@@ -48,12 +214,12 @@ def register(server: MCPServer[Any]) -> None:
                 description="Character budget for all turns; the nearest turns come first.",
             ),
         ] = 6000,
-    ) -> read_tool.ReadResult:
+    ) -> ReadResult:
         """Read the conversation around a search hit, or page through a session: search
         results show one turn; this shows what was said before and after it, and under each
         assistant turn the tool calls it made (`actions`: file edits, commands and how they
         ended, one line each). `next` says how to read on."""
-        return read_tool.read_memory(
+        return run_read_memory(
             state_of(ctx),
             memory_id=memory_id,
             session_id=session_id,

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from agents_memory.server.state import ServerState
+from agents_memory.recall.state import ServerState
 
 from agents_memory.adapters import all_adapters
 from agents_memory.capture.backfill import backfill

@@ -9,12 +9,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from agents_memory.recall.state import ServerState
-
 from agents_memory.adapters import all_adapters
 from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
 from agents_memory.config import Settings
+from agents_memory.recall.state import ServerState
 from agents_memory.server.app import create_server
 from tests.owner.helpers import SPOTTER, SPOTTER_SESSION, env_for, place_spotter, run
 from tests.server.mcpcall import call, ok

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import PurePosixPath
@@ -338,3 +338,43 @@ def completed(call: Action, result: Result) -> Action:
 def nonempty(values: Iterable[str | None]) -> tuple[str, ...]:
     """The strings among ``values`` that are not empty, in order, once each."""
     return tuple(dict.fromkeys(v for v in values if v))
+
+
+@dataclass(frozen=True, slots=True)
+class ArgNames:
+    """Where a client's tool arguments keep what an action records (names differ by client)."""
+
+    paths: tuple[str, ...]
+    """The file or folder a tool works on, first present wins."""
+    commands: tuple[str, ...]
+    """The command line (a string or an argv list) or search words, first present wins."""
+    new_text: str
+    """An edit's replacement text (its lines are the lines added)."""
+    old_text: str
+    """An edit's replaced text (its lines are the lines removed)."""
+
+
+def with_arguments(
+    action: Action, args: Mapping[str, object], names: ArgNames, cwd: str | None
+) -> Action:
+    """``action`` with what its arguments say: the path (relative to ``cwd``) and URL as
+    targets, the command line cut to :data:`COMMAND_CHARS`, an edit's or a write's diffstat."""
+    path = next((v for k in names.paths if isinstance(v := args.get(k), str) and v), None)
+    url = args.get("url")
+    targets = nonempty(
+        [relative(path, cwd) if path else None, url if isinstance(url, str) else None]
+    )
+    command = None
+    for key in names.commands:
+        value = args.get(key)
+        command = (
+            command_line(value) if key == "command" else value if isinstance(value, str) else None
+        )
+        if command:
+            break
+    added = removed = None
+    if action.kind == "edit":
+        added, removed = line_count(args.get(names.new_text)), line_count(args.get(names.old_text))
+    elif action.kind == "write":
+        added = line_count(args.get("content"))
+    return replace(action, targets=targets, command=short(command), added=added, removed=removed)

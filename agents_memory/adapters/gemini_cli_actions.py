@@ -18,13 +18,10 @@ from typing import Any, Final
 
 from agents_memory.adapters._actions import (
     ActionLog,
+    ArgNames,
     Result,
-    command_line,
     kind_of,
-    line_count,
-    nonempty,
-    relative,
-    short,
+    with_arguments,
 )
 from agents_memory.adapters._jsonl import parse_timestamp
 from agents_memory.adapters.base import Action, ActionOutcome
@@ -36,6 +33,14 @@ _STATUS: Final[dict[str, ActionOutcome]] = {
 }
 _MCP_SERVER: Final = re.compile(r"\((.+?) MCP Server\)\s*$")
 _EXIT: Final = re.compile(r"^Exit Code: (-?\d+)", re.MULTILINE)
+
+
+_ARGS = ArgNames(
+    paths=("file_path", "absolute_path", "path", "dir_path"),
+    commands=("command", "pattern", "query"),
+    new_text="new_string",
+    old_text="old_string",
+)
 
 
 def _str(value: object) -> str | None:
@@ -68,18 +73,7 @@ def _call(
     )  # fmt: skip
     if mcp is not None:
         return replace(action, targets=(mcp,))
-    path = (
-        _str(args.get("file_path")) or _str(args.get("absolute_path")) or _str(args.get("path"))
-    ) or _str(args.get("dir_path"))
-    targets = nonempty([relative(path, cwd) if path else None, _str(args.get("url"))])
-    command = command_line(args.get("command")) or _str(args.get("pattern"))
-    command = command or _str(args.get("query"))
-    added = removed = None
-    if action.kind == "edit":
-        added, removed = line_count(args.get("new_string")), line_count(args.get("old_string"))
-    elif action.kind == "write":
-        added = line_count(args.get("content"))
-    return replace(action, targets=targets, command=short(command), added=added, removed=removed)
+    return with_arguments(action, args, _ARGS, cwd)
 
 
 def _result(call: dict[str, Any]) -> Result | None:

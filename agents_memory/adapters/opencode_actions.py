@@ -17,13 +17,10 @@ from typing import Any, Final
 from agents_memory.adapters import _sqlite
 from agents_memory.adapters._actions import (
     ActionLog,
+    ArgNames,
     Result,
-    command_line,
     kind_of,
-    line_count,
-    nonempty,
-    relative,
-    short,
+    with_arguments,
 )
 from agents_memory.adapters.base import Action, ActionOutcome
 
@@ -38,6 +35,14 @@ _OWN_TOOLS: Final = frozenset(
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+_ARGS = ArgNames(
+    paths=("filePath", "path"),
+    commands=("command", "pattern", "query", "description"),
+    new_text="newString",
+    old_text="oldString",
+)
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -61,16 +66,7 @@ def _call(
     if is_mcp:
         server, _, name = tool.partition("_")
         return replace(action, targets=(f"{server}/{name}",))
-    path = _str(args.get("filePath")) or _str(args.get("path"))
-    targets = nonempty([relative(path, cwd) if path else None, _str(args.get("url"))])
-    command = command_line(args.get("command")) or _str(args.get("pattern"))
-    command = command or _str(args.get("query")) or _str(args.get("description"))
-    added = removed = None
-    if action.kind == "edit":
-        added, removed = line_count(args.get("newString")), line_count(args.get("oldString"))
-    elif action.kind == "write":
-        added = line_count(args.get("content"))
-    return replace(action, targets=targets, command=short(command), added=added, removed=removed)
+    return with_arguments(action, args, _ARGS, cwd)
 
 
 def _result(part: Mapping[str, Any]) -> Result | None:

@@ -182,6 +182,8 @@ def add_item(
 ) -> None:
     """A ``response_item`` that is a call or an output, into ``log``."""
     item = payload.get("type")
+    if not isinstance(item, str):
+        return  # a hostile or newer record: no action
     if item in CALL_ITEMS:
         action = call_of(
             payload, platform=platform, session_id=session_id, turn_key=turn_key, at=at, cwd=cwd

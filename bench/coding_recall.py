@@ -39,6 +39,7 @@ from agents_memory.store.search import (
     search_memories,
 )
 from agents_memory.store.search.lexemes import analyze_memory, refresh_search_lexemes
+from agents_memory.store.search.words import content_words
 from bench import common, embed_cache
 from bench.codeset import CodeSet, generate, write
 from bench.codeset.bm25 import BM25
@@ -149,7 +150,7 @@ def dump(
         *((t, "offtopic", set(), r) for t, r in zip(cs.offtopic, off, strict=True)),
     ]
     for text, group, gold, res in groups:
-        words = confidence.query_words(text)
+        words = content_words(text)
         for rank, h in enumerate(res.hits, 1):
             lines.append(json.dumps({
                 "group": group, "rank": rank, "gold": key_of.get(h.id) in gold,

@@ -355,15 +355,21 @@ def _top_hits() -> tuple[sql.Composed, ...]:
 def result_rows(
     *, lexical: bool, columns: sql.Composable, tag_join: sql.Composable
 ) -> sql.Composed:
-    """The final SELECT: ``columns`` of each top hit, then (from index ``HIT_WIDTH`` on) its
-    full-text rank and BM25, vector rank and cosine, fused score, context boost, date bonus, recency
-    and pinned factors, score, and the arms' hit counts and best cosine."""
+    """The final SELECT: ``columns`` of each top hit, then its full-text rank and BM25
+    (``fts_rank``, ``fts_score``), vector rank and cosine (``vector_rank``, ``similarity``), the
+    fused score, what its context added, its date and project bonus, recency and pinned factors,
+    its score, whether it holds every rare word, and the arms' hit counts and best cosine
+    (``fts_hits``, ``vec_hits``, ``top_similarity``)."""
     w_lex = _lexical_weight(lexical)
     return sql.SQL(
-        " SELECT {columns}, f.rank, CASE WHEN {w_lex} > 0 THEN tp.bm25 END, v.rank, tp.cos,"
-        "  tp.fused, tp.local - tp.fused + tp.sess, tp.dated, tp.recency, tp.pinned, tp.score,"
-        "  (SELECT count(*) FROM fulltext_hits), (SELECT count(*) FROM vector_hits),"
-        "  (SELECT 1 - min(distance) FROM vector_hits), tp.proj, tp.all_rare"
+        " SELECT {columns}, f.rank AS fts_rank,"
+        "  CASE WHEN {w_lex} > 0 THEN tp.bm25 END AS fts_score,"
+        "  v.rank AS vector_rank, tp.cos AS similarity, tp.fused,"
+        "  tp.local - tp.fused + tp.sess AS context, tp.dated, tp.proj AS project, tp.recency,"
+        "  tp.pinned, tp.score, tp.all_rare,"
+        "  (SELECT count(*) FROM fulltext_hits) AS fts_hits,"
+        "  (SELECT count(*) FROM vector_hits) AS vec_hits,"
+        "  (SELECT 1 - min(distance) FROM vector_hits) AS top_similarity"
         " FROM top_hits tp JOIN memory m ON m.id = tp.id LEFT JOIN fulltext_hits f"
         "  ON f.id = tp.id LEFT JOIN vector_hits v ON v.id = tp.id {tag_join}"
         " ORDER BY tp.score DESC, m.message_at DESC, m.id DESC"

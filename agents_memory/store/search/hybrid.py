@@ -99,6 +99,7 @@ def search_statement(
     """The hybrid statement for ``user_id``'s search of ``query`` and its parameters."""
     return hybrid_statement(
         terms=query.terms,
+        date_terms=query.date_terms,
         dates=query.dates,
         anchors=query.anchors,
         projects=query.projects,
@@ -119,6 +120,9 @@ class Hybrid:
     hits: tuple[SearchHit, ...]
     fts_hits: int
     top_similarity: float | None
+    arms: tuple[float | None, ...] = ()
+    """The arms' confidence inputs (full-text coverage, best cosine, candidates' mean and
+    deviation)."""
 
 
 def run_hybrid(
@@ -150,4 +154,8 @@ def run_hybrid(
     elif fts_hits == 0:
         used = "vector"
     top = first["top_similarity"]
-    return Hybrid(used, hits, fts_hits, float(top) if top is not None else None)
+    arms = tuple(
+        None if first[k] is None else float(first[k])
+        for k in ("arm_lex", "vec_top", "vec_mean", "vec_sd")
+    )
+    return Hybrid(used, hits, fts_hits, float(top) if top is not None else None, arms)

@@ -103,7 +103,7 @@ MAX_DATES = 4
 def query_dates(query: str, slack_days: float) -> tuple[tuple[datetime, datetime], ...]:
     """Day or month intervals (UTC, widened by ``slack_days`` on both sides) for the calendar
     dates written out in ``query``; a bare year is too vague to favour anything."""
-    return widened(named_dates(query), slack_days)
+    return widened(named_dates(query)[0], slack_days)
 
 
 def widened(
@@ -118,9 +118,9 @@ def widened(
     return tuple(out)
 
 
-def named_dates(query: str) -> tuple[tuple[datetime, datetime], ...]:
-    """Day or month intervals (UTC) for the calendar dates written out in ``query``, at most
-    :data:`MAX_DATES`."""
+def named_dates(query: str) -> tuple[tuple[tuple[datetime, datetime], ...], frozenset[str]]:
+    """Day or month intervals (UTC) for the calendar dates written out in ``query`` (at most
+    :data:`MAX_DATES`), and the words that write them."""
     text = query.lower()
     taken: list[tuple[int, int]] = []
     out: list[tuple[datetime, datetime]] = []
@@ -142,7 +142,8 @@ def named_dates(query: str) -> tuple[tuple[datetime, datetime], ...]:
                 continue
             if (start, end) not in out:
                 out.append((start, end))
-    return tuple(out[:MAX_DATES])
+    words = frozenset(w for a, b in taken for w in WORD.findall(text[a:b]))
+    return tuple(out[:MAX_DATES]), words
 
 
 # --- project names the query may mention ---------------------------------------------------
@@ -209,14 +210,21 @@ class ParsedQuery:
     projects: tuple[str, ...]
     words: frozenset[str]
     """Content words, stemmed (:func:`~agents_memory.store.search.words.content_words`)."""
+    date_terms: tuple[int, ...] = ()
+    """The places (1 = first) in ``terms.terms`` of the words that write a named date: the
+    date bonus matches those, not the full-text arm's confidence."""
 
 
 def parse_query(text: str, date_slack_days: float) -> ParsedQuery:
     """``text`` read once for the whole search."""
-    anchors = named_dates(text)
+    anchors, date_words = named_dates(text)
+    terms = query_terms(text)
     return ParsedQuery(
         text=text,
-        terms=query_terms(text),
+        terms=terms,
+        date_terms=tuple(
+            i for i, term in enumerate(terms.terms, 1) if term.strip("'") in date_words
+        ),
         dates=widened(anchors, date_slack_days),
         anchors=anchors,
         projects=project_words(text),

@@ -119,6 +119,27 @@ class SearchTuning:
     rare_share: float = 0.01
     """A query word at most this share of the rows hold is rare: a turn holding every rare
     word is never outranked by a turn lifted only by its context."""
+    arm_top: int = 3
+    """The full-text arm's confidence is the best coverage of the query's rare vocabulary among
+    its first this many hits (:mod:`agents_memory.store.search.arms`)."""
+    arm_weighting: bool = True
+    """Fuse with each arm's weight times its confidence on this query (the two scaled to sum
+    to one); off: the fixed weights (``lexical_weight`` and the rest)."""
+    arm_confidence_floor: float = 0.1
+    """Added to each arm's confidence (0-1) before it weighs the arm: an arm that is not sure
+    still counts a little."""
+    arm_confidence_neutral: float = 0.5
+    """An arm's confidence when it has no opinion (full text, when the query has no rare
+    word)."""
+    vector_z: tuple[float, float] = (2.0, 6.0)
+    """The vector arm's confidence is 0 when its best cosine is this many standard deviations
+    of its candidates' cosines above their mean or fewer, 1 at the second or more, linear
+    between."""
+    kept_slots: tuple[int, int] = (5, 3)
+    """How many of each sure arm's first hits (full text, vector) keep a place in the page
+    (at most half the page each; :mod:`agents_memory.store.search.arms`); (0, 0): none."""
+    vector_sure: float = 0.5
+    """The vector arm's confidence from which its first hits keep their place."""
     ilike_scan_rows: int = 20_000
     """The ILIKE fallback looks at most at this many newest rows (it cannot use an index)."""
     plan_once: bool = True

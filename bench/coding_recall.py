@@ -51,6 +51,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "fixed-weights": {"arm_weighting": False, "kept_slots": (0, 0)},
     "no-kept-slots": {"kept_slots": (0, 0)},
+    "vector-z-0-4": {"vector_z": (0.0, 4.0)},
+    "dated-vector-1": {"dated_vector_confidence": 1.0},
     "recency-off": {"recency_halflife_days": 1e9},
     "no-neighbours": {"neighbour_weight": 0.0},
     "neighbours-0.25": {"neighbour_weight": 0.25},

@@ -297,6 +297,8 @@ def main() -> None:
         "default": (base, {}),
         "fixed-weights": (replace(base, arm_weighting=False, kept_slots=(0, 0)), {}),
         "no-kept-slots": (replace(base, kept_slots=(0, 0)), {}),
+        "vector-z-0-4": (replace(base, vector_z=(0.0, 4.0)), {}),
+        "dated-vector-1": (replace(base, dated_vector_confidence=1.0), {}),
         "recency-off": (replace(base, recency_halflife_days=1e9), {}),
         "pool-400": (replace(base, candidate_factor=8, min_candidates=400), {}),
         "lexical-only": (base, {"use_vector": False}),

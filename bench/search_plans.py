@@ -84,7 +84,11 @@ def _parameter_type(name: str, value: Any) -> str:
     """The type of the hybrid statement's parameter ``name`` for a server-side ``PREPARE``."""
     if name == "qvec":
         return "halfvec"
+    if isinstance(value, bool):
+        return "boolean"
     if isinstance(value, list):
+        if name == "date_terms":
+            return "bigint[]"
         return "timestamptz[]" if name.startswith("d_") else "text[]"
     if isinstance(value, str):
         return "text"

@@ -11,7 +11,9 @@ fusion gives the arms from that (:mod:`agents_memory.store.search.statement`).
 * **Vector** is as sure as its best cosine stands out of the spread of its candidates' cosines
   (how many of their standard deviations above their mean): an embedder's cosines sit in a
   narrow band whose place moves from query to query, so the raw cosine says little. With
-  fewer than :data:`MIN_SPREAD_ROWS` candidates it has no opinion.
+  fewer than :data:`MIN_SPREAD_ROWS` candidates it has no opinion. A query that names a day
+  is one it cannot read (a vector does not hold the calendar): its confidence is then scaled
+  by ``SearchTuning.dated_vector_confidence``.
 
 A sure arm's first hits keep a place in the page (:func:`kept_slots`): the full-text arm's
 first ``kept_slots[0]`` hits that hold every rare word of the query, and the vector arm's first
@@ -19,8 +21,11 @@ first ``kept_slots[0]`` hits that hold every rare word of the query, and the vec
 the page, in place of the weakest rows, and keep their own score and order.
 
 Each arm's weight in the fusion is its base weight (``SearchTuning.lexical_weight`` and the
-rest) times its confidence, the two then scaled to sum to one, so the fused score keeps its
-range and the context, date and project terms their meaning.
+rest), kept whole when the arm is sure (its confidence at least ``arm_confidence_neutral``, or
+no opinion) and scaled down with its confidence when it is not (to ``arm_confidence_floor`` of
+it at confidence 0); the two are then scaled to sum to one, so the fused score keeps its range
+and the context, date and project terms their meaning. An unsure arm steps back; a sure arm
+gains weight only from the other arm's doubt.
 """
 
 from __future__ import annotations
@@ -44,14 +49,24 @@ def _lexical(lexical: bool) -> sql.Composable:
     return sql.SQL(
         "(SELECT max(c.cover) FROM (SELECT coalesce(sum(w.idf) FILTER (WHERE fc.fts @@ w.q), 0)"
         "  / nullif(sum(w.idf), 0) AS cover"
-        "  FROM (SELECT f.id FROM fulltext_hits f WHERE f.rank <= %(arm_top)s) h"
+        "  FROM (SELECT f.id FROM fulltext_hits f WHERE f.rank <= %(arm_top)s::int) h"
         "  JOIN fulltext_candidates fc ON fc.id = h.id"
         "  CROSS JOIN (SELECT e.q, ln(1 + (st.n * st.scale - e.est + 0.5) / (e.est + 0.5)) AS idf"
         "   FROM term_estimates e CROSS JOIN sample_stats st"
-        "   WHERE e.est <= greatest(1, %(rare_share)s * st.n * st.scale)"
+        "   WHERE e.est <= greatest(1, %(rare_share)s::float8 * st.n * st.scale)"
         "   AND e.ord <> ALL(%(date_terms)s::bigint[])) w"
         "  GROUP BY h.id) c)"
     )
+
+
+def _factor(confidence: str) -> sql.Composable:
+    """What an arm's confidence does to its weight: an arm at least as sure as
+    ``arm_confidence_neutral`` (or with no opinion) keeps its whole base weight; a less sure one
+    steps back, down to ``arm_confidence_floor`` of it when it is not sure at all."""
+    return sql.SQL(
+        "(%(conf_floor)s::float8 + (1 - %(conf_floor)s::float8)"
+        " * least(1, coalesce({c}, %(conf_neutral)s::float8) / %(conf_neutral)s::float8))"
+    ).format(c=sql.SQL(confidence))
 
 
 def arm_confidence(lexical: bool, with_vector: bool, weighted: bool) -> sql.Composed:
@@ -67,7 +82,9 @@ def arm_confidence(lexical: bool, with_vector: bool, weighted: bool) -> sql.Comp
         vec = sql.SQL(
             "v.top AS vec_top, v.mean AS vec_mean, v.sd AS vec_sd,"
             " CASE WHEN v.n >= {min_rows} THEN least(1, greatest(0,"
-            "  ((v.top - v.mean) / nullif(v.sd, 0) - %(vec_z0)s) / (%(vec_z1)s - %(vec_z0)s)))"
+            "  ((v.top - v.mean) / nullif(v.sd, 0) - %(vec_z0)s::float8)"
+            "  / (%(vec_z1)s::float8 - %(vec_z0)s::float8)))"
+            "  * CASE WHEN %(dated)s::boolean THEN %(dated_vec)s::float8 ELSE 1 END"
             " END AS vec"
         ).format(min_rows=sql.Literal(MIN_SPREAD_ROWS))
     inner = sql.SQL(
@@ -81,12 +98,8 @@ def arm_confidence(lexical: bool, with_vector: bool, weighted: bool) -> sql.Comp
     elif not weighted:
         weights = sql.SQL("{base} AS w_lex, 1 - {base} AS w_vec").format(base=base)
     else:
-        lex = sql.SQL("{base} * (%(conf_floor)s + coalesce(a.lex, %(conf_neutral)s))").format(
-            base=base
-        )
-        vec_w = sql.SQL(
-            "(1 - {base}) * (%(conf_floor)s + coalesce(a.vec, %(conf_neutral)s))"
-        ).format(base=base)
+        lex = sql.SQL("{base} * {factor}").format(base=base, factor=_factor("a.lex"))
+        vec_w = sql.SQL("(1 - {base}) * {factor}").format(base=base, factor=_factor("a.vec"))
         weights = sql.SQL(
             "{lex} / ({lex} + {vec}) AS w_lex, {vec} / ({lex} + {vec}) AS w_vec"
         ).format(lex=lex, vec=vec_w)
@@ -107,9 +120,11 @@ def kept_slots() -> tuple[sql.Composed, ...]:
                 "SELECT c.*,"
                 " row_number() OVER (ORDER BY c.score DESC, c.message_at DESC, c.id DESC) AS pos,"
                 " coalesce(c.all_rare AND EXISTS (SELECT 1 FROM fulltext_hits f"
-                "  WHERE f.id = c.id AND f.rank <= %(lex_slots)s), false)"
-                " OR EXISTS (SELECT 1 FROM vector_hits v CROSS JOIN arm_confidence ac"
-                "  WHERE v.id = c.id AND v.rank <= %(vec_slots)s AND ac.vec >= %(vec_sure)s)"
+                "  WHERE f.id = c.id AND f.rank <= %(lex_slots)s::int), false)"
+                " OR EXISTS (SELECT 1 FROM vector_hits v"
+                "  CROSS JOIN arm_confidence ac"
+                "  WHERE v.id = c.id AND v.rank <= %(vec_slots)s::int"
+                "  AND ac.vec >= %(vec_sure)s::float8)"
                 " AS kept FROM capped c"
             ),
         ),

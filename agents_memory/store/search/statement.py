@@ -77,6 +77,8 @@ def hybrid_statement(
         "lex_slots": min(tuning.kept_slots[0], filters.limit // 2),
         "vec_slots": min(tuning.kept_slots[1], filters.limit // 2),
         "vec_sure": tuning.vector_sure,
+        "dated": bool(anchors),
+        "dated_vec": tuning.dated_vector_confidence,
     }
     for part in parts:
         params.update(part.params)

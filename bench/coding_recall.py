@@ -52,6 +52,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "fixed-weights": {"arm_weighting": False, "kept_slots": (0, 0)},
     "no-kept-slots": {"kept_slots": (0, 0)},
     "vector-z-0-4": {"vector_z": (0.0, 4.0)},
+    "neutral-0.2": {"arm_confidence_neutral": 0.2},
+    "floor-0.5": {"arm_confidence_floor": 0.5},
     "dated-vector-1": {"dated_vector_confidence": 1.0},
     "recency-off": {"recency_halflife_days": 1e9},
     "no-neighbours": {"neighbour_weight": 0.0},

@@ -40,7 +40,8 @@ from agents_memory.store.search import (
     search_memories,
 )
 from agents_memory.store.search.lexemes import analyze_memory, refresh_search_lexemes
-from bench import common, embed_cache
+from agents_memory.store.search.words import content_words
+from bench import coding_arms, common, embed_cache
 from bench.codeset import CodeSet, generate, write
 from bench.codeset.bm25 import BM25
 from bench.codeset.generate import KINDS
@@ -49,6 +50,12 @@ from bench.codeset.vectors import vectors
 LIMIT = 10
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
+    "fixed-weights": {"arm_weighting": False, "kept_slots": (0, 0)},
+    "no-kept-slots": {"kept_slots": (0, 0)},
+    "vector-z-0-4": {"vector_z": (0.0, 4.0)},
+    "neutral-0.2": {"arm_confidence_neutral": 0.2},
+    "floor-0.5": {"arm_confidence_floor": 0.5},
+    "dated-vector-1": {"dated_vector_confidence": 1.0},
     "recency-off": {"recency_halflife_days": 1e9},
     "no-neighbours": {"neighbour_weight": 0.0},
     "neighbours-0.25": {"neighbour_weight": 0.25},
@@ -148,7 +155,7 @@ def dump(
         *((t, "offtopic", set(), r) for t, r in zip(cs.offtopic, off, strict=True)),
     ]
     for text, group, gold, res in groups:
-        words = confidence.query_words(text)
+        words = content_words(text)
         for rank, h in enumerate(res.hits, 1):
             lines.append(json.dumps({
                 "group": group, "rank": rank, "gold": key_of.get(h.id) in gold,
@@ -219,6 +226,11 @@ def main() -> None:
     parser.add_argument("--cap", type=int, help="the passages' token cap (local backend)")
     parser.add_argument("--dump", type=Path, help="write each hit's confidence inputs (JSONL)")
     parser.add_argument("--misses", action="store_true", help="print the tuning half's misses")
+    parser.add_argument(
+        "--embedded-latency",
+        action="store_true",
+        help="also time each question with its query embedded (search_memory's whole work)",
+    )
     args = parser.parse_args()
     head = common.header(common.command_line())
     cs = generate(args.seed)
@@ -229,15 +241,32 @@ def main() -> None:
     bm25 = BM25(texts)
     b_ranked = [bm25.top(q.text) for q in cs.questions]
     table_rows: list[list[Any]] = []
+    arm_rows: list[list[Any]] = []
     flags: list[list[Any]] = []
+    latency: list[list[Any]] = []
     with common.bench_db() as db:
         key_of = ingest(db, cs, pv, args.cache, args.backend)
         for name in args.variants.split(","):
             tuning = replace(SearchTuning(), **VARIANTS[name])
-            res, times = run_queries(db, [q.text for q in cs.questions], qv, tuning)
+            questions = [q.text for q in cs.questions]
+            res, times = run_queries(db, questions, qv, tuning)
             ranked = [[key_of[h.id] for h in r.hits if h.id in key_of] for r in res]
             rows = report_rows(cs, name, ranked, b_ranked)
             table_rows += rows
+            arms = coding_arms.arm_results(
+                lambda t, v, tu: run_queries(db, t, v, tu), questions, qv, tuning, res
+            )
+            by_arm = {
+                arm: [[key_of[h.id] for h in r.hits if h.id in key_of] for r in results]
+                for arm, results in arms.items()
+            }
+            arm_rows += coding_arms.arms_rows(cs, name, by_arm)
+            if args.embedded_latency:
+                texts_all = [*questions, *cs.nonsense, *cs.offtopic]
+                e = coding_arms.embedded_latency(
+                    db.url("coding"), db.settings("coding").user_name, texts_all, tuning
+                )
+                latency.append([name, len(texts_all), f"{e['p50']:.1f}", f"{e['p95']:.1f}"])
             non, _t = run_queries(db, cs.nonsense, qv, tuning)
             off, _t = run_queries(db, cs.offtopic, qv, tuning)
             if args.dump:
@@ -264,10 +293,18 @@ def main() -> None:
         + common.table(headers, table_rows)
         + "\n\n"
         + common.table(fheaders, flags)
+        + "\n\nFused against each arm alone (bench/coding_arms.py), same run, same pool:\n\n"
+        + common.table(coding_arms.ARMS_HEADERS, arm_rows)
         + "\n"
     )
-    print(common.table(headers, table_rows))
-    print(common.table(fheaders, flags))
+    if latency:
+        body += (
+            "\nsearch_memory's work with the query embedded (one thread), load average "
+            f"{common.load_avg()}:\n\n"
+            + common.table(["variant", "queries", "p50 ms", "p95 ms"], latency)
+            + "\n"
+        )
+    print(body)
     if not args.no_write:
         title = "Coding-agent recall (bench.coding_recall)"
         if args.backend != "local" or args.cap is not None:

@@ -295,6 +295,12 @@ def main() -> None:
     plain = replace(base, neighbour_weight=0.0, session_weight=0.0, date_weight=0.0)
     variants: dict[str, tuple[SearchTuning, dict[str, bool]]] = {
         "default": (base, {}),
+        "fixed-weights": (replace(base, arm_weighting=False, kept_slots=(0, 0)), {}),
+        "no-kept-slots": (replace(base, kept_slots=(0, 0)), {}),
+        "vector-z-0-4": (replace(base, vector_z=(0.0, 4.0)), {}),
+        "neutral-0.2": (replace(base, arm_confidence_neutral=0.2), {}),
+        "floor-0.5": (replace(base, arm_confidence_floor=0.5), {}),
+        "dated-vector-1": (replace(base, dated_vector_confidence=1.0), {}),
         "recency-off": (replace(base, recency_halflife_days=1e9), {}),
         "pool-400": (replace(base, candidate_factor=8, min_candidates=400), {}),
         "lexical-only": (base, {"use_vector": False}),

@@ -23,6 +23,7 @@ from agents_memory.store.search.hybrid import (
     prepare_session,
     search_statement,
 )
+from agents_memory.store.search.terms import parse_query
 
 
 def explain_search(
@@ -38,7 +39,8 @@ def explain_search(
     it would run (the ``p_tag`` filter is not resolved here)."""
     with conn.transaction():
         vector, _note = prepare_session(conn, query_vector, filters, tuning)
-        statement, params = search_statement(user_id, query, vector, filters, None, tuning)
+        parsed = parse_query(query, tuning.date_slack_days)
+        statement, params = search_statement(user_id, parsed, vector, filters, None, tuning)
         if not plan_once(filters, tuning):
             plan = conn.execute(sql.SQL("EXPLAIN (ANALYZE, BUFFERS) ") + statement, params)
             return "\n".join(str(r[0]) for r in plan.fetchall())
@@ -82,7 +84,11 @@ def _parameter_type(name: str, value: Any) -> str:
     """The type of the hybrid statement's parameter ``name`` for a server-side ``PREPARE``."""
     if name == "qvec":
         return "halfvec"
+    if isinstance(value, bool):
+        return "boolean"
     if isinstance(value, list):
+        if name == "date_terms":
+            return "bigint[]"
         return "timestamptz[]" if name.startswith("d_") else "text[]"
     if isinstance(value, str):
         return "text"

@@ -103,7 +103,8 @@ def test_a_match_on_a_minor_part_of_the_query_counts_less_than_the_vector_arm(
     conn: psycopg.Connection[Any],
 ) -> None:
     """Each message holds one of the query's four words: none covers the question, so the
-    best of them is not a full-text score of 1 against the nearest vector's 1."""
+    best of them is not a full-text score of 1 against the nearest vector's 1 (the floor of the
+    normalisation, with the arms' fixed weights; test_fusion.py weighs them by confidence)."""
     one_word, nearest, *_ = add(
         conn,
         [
@@ -116,14 +117,15 @@ def test_a_match_on_a_minor_part_of_the_query_counts_less_than_the_vector_arm(
         [near(0, 0.3, 1), near(0, 0.9, 2), near(0, 0.1, 3), near(0, 0.1, 4), near(0, 0.1, 5)],
     )
     query, vector = "rotate the staging database password", unit((0, 1.0))
-    result = run(conn, query, vector)
+    fixed = SearchTuning(arm_weighting=False)
+    result = run(conn, query, vector, tuning=fixed)
     assert result.hits[0].id == nearest
     assert result.hits[0].why.arms == ("vector",)
     hit = next(h for h in result.hits if h.id == one_word)
     lexical_part = (hit.why.fused_score or 0) - 0.55 * (0.3 - 0.1) / (0.9 - 0.1)
     assert 0 < lexical_part < 0.45 * 0.7  # well below the full-text arm's whole weight
     # normalised by the best row alone, the one-word match would lead
-    plain = run(conn, query, vector, tuning=SearchTuning(lexical_floor=0.0))
+    plain = run(conn, query, vector, tuning=SearchTuning(lexical_floor=0.0, arm_weighting=False))
     assert [h.id for h in plain.hits[:2]] == [one_word, nearest]
 
 
@@ -135,7 +137,8 @@ def test_a_match_on_every_word_keeps_the_whole_full_text_weight(
         [mem("rotate the staging database password"), mem("staging"), mem("unrelated")],
         [near(0, 0.2, 1), near(0, 0.9, 2), near(0, 0.1, 3)],
     )
-    result = run(conn, "rotate the staging database password", unit((0, 1.0)))
+    fixed = SearchTuning(arm_weighting=False)  # the arms' fixed weights
+    result = run(conn, "rotate the staging database password", unit((0, 1.0)), tuning=fixed)
     hit = next(h for h in result.hits if h.id == whole)
     lexical_part = (hit.why.fused_score or 0) - 0.55 * (0.2 - 0.1) / (0.9 - 0.1)
     assert lexical_part == pytest.approx(0.45, abs=0.01)

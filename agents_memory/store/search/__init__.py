@@ -3,7 +3,9 @@
 The ranking (:mod:`~agents_memory.store.search.statement`, its full-text arm in
 :mod:`~agents_memory.store.search.fulltext`) scores the candidates of both arms and their
 session neighbours with BM25 (term rarity sampled over the newest rows in scope) and the cosine
-to the query vector, fuses the normalised scores, lets a turn borrow from its neighbours and its
+to the query vector, fuses the normalised scores with each arm weighted by how sure it is on
+this query and a sure arm's first hits kept on the page
+(:mod:`~agents_memory.store.search.arms`), lets a turn borrow from its neighbours and its
 session, favours turns on a date the query names, and multiplies a gentle recency prior on
 ``message_at`` and a boost for pinned rows. It is one statement, planned once per connection
 and shape (:mod:`~agents_memory.store.search.hybrid`).
@@ -12,7 +14,9 @@ When both arms are weak (no full-text hit and the best cosine below the fallback
 word-level ILIKE scan over the newest rows runs instead. Without a query the newest rows come
 first (:mod:`~agents_memory.store.search.fallback`). Without the vector column (no pgvector) or
 without a query vector only the full-text arm runs. Every hit says why it matched
-(:class:`MatchWhy`). The user's words are prepared in :mod:`~agents_memory.store.search.terms`;
+(:class:`MatchWhy`) and how sure the search is of it
+(:mod:`~agents_memory.store.search.confidence`). The user's words are read once
+(:class:`~agents_memory.store.search.terms.ParsedQuery`);
 the common words a big scope looks up are kept by :mod:`~agents_memory.store.search.lexemes`.
 """
 

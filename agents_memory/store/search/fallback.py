@@ -7,8 +7,9 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.rows import dict_row
 
-from agents_memory.store.search.rows import HIT_COLUMNS, HIT_WIDTH, TAG_JOIN, hit
+from agents_memory.store.search.rows import HIT_COLUMNS, TAG_JOIN, hit
 from agents_memory.store.search.scope import TagFilter, filter_sql
 from agents_memory.store.search.terms import QueryTerms
 from agents_memory.store.search.types import MatchWhy, SearchFilters, SearchHit, SearchTuning
@@ -28,7 +29,8 @@ def recency(
         limit=sql.Literal(filters.limit),
         tag_join=TAG_JOIN,
     )
-    rows = conn.execute(statement, {}).fetchall()  # parameters: ``%%`` in a literal is one ``%``
+    cur = conn.cursor(row_factory=dict_row)
+    rows = cur.execute(statement, {}).fetchall()  # parameters: ``%%`` in a literal is one ``%``
     return tuple(hit(row, MatchWhy(arms=("recency",))) for row in rows)
 
 
@@ -62,7 +64,8 @@ def ilike(
         limit=sql.Literal(filters.limit),
         tag_join=TAG_JOIN,
     )
-    rows = conn.execute(statement, {"patterns": list(terms.like_patterns)}).fetchall()
+    cur = conn.cursor(row_factory=dict_row)
+    rows = cur.execute(statement, {"patterns": list(terms.like_patterns)}).fetchall()
     return tuple(
-        hit(row, MatchWhy(arms=("ilike",), words_matched=int(row[HIT_WIDTH]))) for row in rows
+        hit(row, MatchWhy(arms=("ilike",), words_matched=int(row["matched"]))) for row in rows
     )

@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 import psycopg
 from psycopg import sql
+from psycopg.rows import dict_row
 
-from agents_memory.store.search.rows import HIT_COLUMNS, HIT_WIDTH, TAG_JOIN, hybrid_hit
+from agents_memory.store.search.rows import HIT_COLUMNS, TAG_JOIN, hybrid_hit
 from agents_memory.store.search.scope import TagFilter, filter_sql
 from agents_memory.store.search.statement import hybrid_statement
-from agents_memory.store.search.terms import project_words, query_dates, query_terms
+from agents_memory.store.search.terms import ParsedQuery
 from agents_memory.store.search.types import SearchFilters, SearchHit, SearchTuning, Used
 
 
@@ -89,7 +90,7 @@ def generic_plans(conn: psycopg.Connection[Any]) -> Iterator[None]:
 
 def search_statement(
     user_id: int,
-    query: str,
+    query: ParsedQuery,
     vector: str | None,
     filters: SearchFilters,
     tag: TagFilter | None,
@@ -97,10 +98,11 @@ def search_statement(
 ) -> tuple[sql.Composed, dict[str, Any]]:
     """The hybrid statement for ``user_id``'s search of ``query`` and its parameters."""
     return hybrid_statement(
-        terms=query_terms(query),
-        dates=query_dates(query, tuning.date_slack_days),
-        anchors=query_dates(query, 0.0),
-        projects=project_words(query),
+        terms=query.terms,
+        date_terms=query.date_terms,
+        dates=query.dates,
+        anchors=query.anchors,
+        projects=query.projects,
         vector=vector,
         filters=filters,
         where=filter_sql(filters, tag, user_id),
@@ -118,12 +120,15 @@ class Hybrid:
     hits: tuple[SearchHit, ...]
     fts_hits: int
     top_similarity: float | None
+    arms: tuple[float | None, ...] = ()
+    """The arms' confidence inputs (full-text coverage, best cosine, candidates' mean and
+    deviation)."""
 
 
 def run_hybrid(
     conn: psycopg.Connection[Any],
     user_id: int,
-    query: str,
+    query: ParsedQuery,
     vector: str | None,
     filters: SearchFilters,
     tag: TagFilter | None,
@@ -131,21 +136,26 @@ def run_hybrid(
 ) -> Hybrid:
     """Run the hybrid statement (prepared and planned once when :func:`plan_once`)."""
     statement, params = search_statement(user_id, query, vector, filters, tag, tuning)
+    cur = conn.cursor(row_factory=dict_row)
     if plan_once(filters, tuning):
         # Prepared: planned once per connection for any words, then only executed.
         with generic_plans(conn):
-            rows = conn.execute(statement, params, prepare=True).fetchall()
+            rows = cur.execute(statement, params, prepare=True).fetchall()
     else:
-        rows = conn.execute(statement, params, prepare=False).fetchall()
+        rows = cur.execute(statement, params, prepare=False).fetchall()
     hits = tuple(hybrid_hit(row) for row in rows)
     if not rows:
         return Hybrid("fulltext" if vector is None else "hybrid", (), 0, None)
-    fts_hits, vec_hits, top_similarity = rows[0][HIT_WIDTH + 10 : HIT_WIDTH + 13]
-    fts_hits, vec_hits = int(fts_hits), int(vec_hits)
+    first = rows[0]
+    fts_hits, vec_hits = int(first["fts_hits"]), int(first["vec_hits"])
     used: Used = "hybrid"
     if vec_hits == 0:
         used = "fulltext"
     elif fts_hits == 0:
         used = "vector"
-    top = float(top_similarity) if top_similarity is not None else None
-    return Hybrid(used, hits, fts_hits, top)
+    top = first["top_similarity"]
+    arms = tuple(
+        None if first[k] is None else float(first[k])
+        for k in ("arm_lex", "vec_top", "vec_mean", "vec_sd")
+    )
+    return Hybrid(used, hits, fts_hits, float(top) if top is not None else None, arms)

@@ -12,7 +12,7 @@ from agents_memory.store.search.confidence import assess
 from agents_memory.store.search.fallback import ilike, recency
 from agents_memory.store.search.hybrid import Hybrid, prepare_session, run_hybrid
 from agents_memory.store.search.scope import TagFilter, resolve_p_tag
-from agents_memory.store.search.terms import query_terms
+from agents_memory.store.search.terms import ParsedQuery, parse_query
 from agents_memory.store.search.types import SearchFilters, SearchResult, SearchTuning
 
 
@@ -36,7 +36,8 @@ def search_memories(
         if query is None or not query.strip():
             hits = recency(conn, user_id, filters, tag)
             return SearchResult(used="recency", hits=hits, p_tag=tag.name if tag else None)
-        return _ranked(conn, user_id, query, query_vector, filters, tag, tuning)
+        parsed = parse_query(query, tuning.date_slack_days)
+        return _ranked(conn, user_id, parsed, query_vector, filters, tag, tuning)
 
 
 def _unknown_tag(p_tag: str) -> SearchResult:
@@ -49,7 +50,7 @@ def _unknown_tag(p_tag: str) -> SearchResult:
 def _ranked(
     conn: psycopg.Connection[Any],
     user_id: int,
-    query: str,
+    query: ParsedQuery,
     query_vector: np.ndarray[Any, Any] | None,
     filters: SearchFilters,
     tag: TagFilter | None,
@@ -64,14 +65,13 @@ def _ranked(
     )
     if not strong:
         return _weak(conn, user_id, query, hybrid, note, filters, tag, tuning, vector is not None)
-    hits, weak = assess(query, hybrid.hits, tuning)
-    if weak:
-        best = max((h.confidence or 0.0 for h in hits), default=0.0)
-        note = _join_notes(note, _weak_note(best, tuning))
+    assessed = assess(query, hybrid.hits, tuning)
+    if assessed.weak:
+        note = _join_notes(note, _weak_note(assessed.best, tuning))
     return SearchResult(
         used=hybrid.used,
-        hits=hits,
-        weak=weak,
+        hits=assessed.hits,
+        weak=assessed.weak,
         note=note,
         top_similarity=hybrid.top_similarity,
         p_tag=tag.name if tag else None,
@@ -82,7 +82,7 @@ def _ranked(
 def _weak(
     conn: psycopg.Connection[Any],
     user_id: int,
-    query: str,
+    query: ParsedQuery,
     hybrid: Hybrid,
     note: str | None,
     filters: SearchFilters,
@@ -92,7 +92,7 @@ def _weak(
 ) -> SearchResult:
     """Both arms weak: the rows holding the query's words (ILIKE) instead, or the hybrid's
     weak matches when no row holds any of them."""
-    fallback = ilike(conn, user_id, query_terms(query), filters, tag, tuning)
+    fallback = ilike(conn, user_id, query.terms, filters, tag, tuning)
     weak = "weak match: " + (
         "no full-text match"
         if hybrid.top_similarity is None
@@ -105,10 +105,9 @@ def _weak(
     else:
         used, hits = "ilike", fallback
         why = f"{weak}; matched by words instead"
-    hits, _weak_hits = assess(query, hits, tuning)
     return SearchResult(
         used=used,
-        hits=hits,
+        hits=assess(query, hits, tuning).hits,
         weak=True,
         note=_join_notes(note, why),
         top_similarity=hybrid.top_similarity,

@@ -1,8 +1,8 @@
-"""The columns every kind of search returns for a hit, and a hit made of them."""
+"""The columns every kind of search returns for a hit, and a hit made of them, read by name."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from psycopg import sql
@@ -14,64 +14,63 @@ HIT_READ_CHARS = 64_000
 hit's confidence looks for the query's words in this much of it, and what leaves is clipped
 further, :data:`~agents_memory.store.search.types.HIT_MAX_CHARS`)."""
 HIT_COLUMNS = sql.SQL(
-    "m.id, m.role, left(m.message, {read}), m.agent_platform, m.agent_model, m.session_id,"
-    " t.name, m.d_tag, m.is_pinned, m.message_at, m.device_name, m.cwd, NOT m.is_active,"
-    " length(m.message)"
+    "m.id, m.role, left(m.message, {read}) AS message, m.agent_platform, m.agent_model,"
+    " m.session_id, t.name AS p_tag, m.d_tag, m.is_pinned, m.message_at, m.device_name, m.cwd,"
+    " NOT m.is_active AS archived, length(m.message) AS chars"
 ).format(read=sql.Literal(HIT_READ_CHARS))
-"""On alias ``m`` (the memory row) and ``t`` (its canonical project tag, :data:`TAG_JOIN`)."""
-HIT_WIDTH = 14
-"""How many columns :data:`HIT_COLUMNS` holds (a search's own columns follow them)."""
+"""On alias ``m`` (the memory row) and ``t`` (its canonical project tag, :data:`TAG_JOIN`);
+a search's own columns follow them, each with its own name."""
 TAG_JOIN = sql.SQL("LEFT JOIN project_tags t ON t.id = canonical_project_tag_id(m.p_tag_id)")
 
+Row = Mapping[str, Any]
+"""A result row by column name (``psycopg.rows.dict_row``)."""
 
-def hit(row: Sequence[Any], why: MatchWhy) -> SearchHit:
-    """A hit from the :data:`HIT_COLUMNS` at the start of ``row``."""
+
+def hit(row: Row, why: MatchWhy) -> SearchHit:
+    """A hit from the :data:`HIT_COLUMNS` of ``row``."""
     return SearchHit(
-        id=int(row[0]),
-        role=str(row[1]),
-        message=str(row[2]),
-        agent_platform=str(row[3]),
-        agent_model=row[4],
-        session_id=row[5],
-        p_tag=row[6],
-        d_tag=tuple(row[7] or ()),
-        is_pinned=bool(row[8]),
-        message_at=row[9],
-        device_name=row[10],
-        cwd=row[11],
-        archived=bool(row[12]),
-        chars=int(row[13]),
+        id=int(row["id"]),
+        role=str(row["role"]),
+        message=str(row["message"]),
+        agent_platform=str(row["agent_platform"]),
+        agent_model=row["agent_model"],
+        session_id=row["session_id"],
+        p_tag=row["p_tag"],
+        d_tag=tuple(row["d_tag"] or ()),
+        is_pinned=bool(row["is_pinned"]),
+        message_at=row["message_at"],
+        device_name=row["device_name"],
+        cwd=row["cwd"],
+        archived=bool(row["archived"]),
+        chars=int(row["chars"]),
         why=why,
     )
 
 
-def hybrid_hit(row: Sequence[Any]) -> SearchHit:
-    """A hit from a row of the hybrid statement (its score columns follow the hit's)."""
-    fts_rank, fts_score, vec_rank, similarity, fused, context, dated = row[HIT_WIDTH:][:7]
-    recency, pinned, score = row[HIT_WIDTH + 7 :][:3]
-    extra = row[HIT_WIDTH + 13 :]
-    project, all_rare = (extra[0], extra[1]) if len(extra) >= 2 else (None, None)
+def hybrid_hit(row: Row) -> SearchHit:
+    """A hit from a row of the hybrid statement (its score columns follow the hit's,
+    :func:`~agents_memory.store.search.statement.result_rows`)."""
     arms: list[Arm] = []
-    if fts_rank is not None:
+    if row["fts_rank"] is not None:
         arms.append("fulltext")
-    if vec_rank is not None:
+    if row["vector_rank"] is not None:
         arms.append("vector")
     if not arms:
         arms.append("context")
     why = MatchWhy(
         arms=tuple(arms),
-        fts_rank=_opt_int(fts_rank),
-        fts_score=_opt_float(fts_score),
-        vector_rank=_opt_int(vec_rank),
-        similarity=_opt_float(similarity),
-        fused_score=float(fused),
-        context_boost=float(context),
-        date_boost=float(dated) if dated else None,
-        project_boost=float(project) if project else None,
-        all_rare=bool(all_rare) if all_rare else None,
-        recency_factor=float(recency),
-        pinned_factor=float(pinned),
-        score=float(score),
+        fts_rank=_opt_int(row["fts_rank"]),
+        fts_score=_opt_float(row["fts_score"]),
+        vector_rank=_opt_int(row["vector_rank"]),
+        similarity=_opt_float(row["similarity"]),
+        fused_score=float(row["fused"]),
+        context_boost=float(row["context"]),
+        date_boost=float(row["dated"]) if row["dated"] else None,
+        project_boost=float(row["project"]) if row["project"] else None,
+        all_rare=bool(row["all_rare"]) if row["all_rare"] else None,
+        recency_factor=float(row["recency"]),
+        pinned_factor=float(row["pinned"]),
+        score=float(row["score"]),
     )
     return hit(row, why)
 

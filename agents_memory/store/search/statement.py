@@ -9,10 +9,12 @@ One statement per search, assembled from one builder per part:
   best of both arms' candidates (``neighbours``);
 * the **fusion**: the rows in play (both arms' candidates and the neighbours) are scored by
   both arms and the scores are fused convexly after normalisation (BM25 over the greater of
-  the best row's and a floor the query's words set, cosine min-max: ``fused``); then a turn
+  the best row's and a floor the query's words set, cosine min-max: ``fused``), each arm
+  weighted by its confidence on the query (:mod:`agents_memory.store.search.arms`); then a turn
   gains a share of its best neighbour's score and of its session's best scores (an answer
   often shares no word with the question it answers), the **date bonus** when it falls on a
-  date the query names, and finally the recency prior and the pinned boost multiply it.
+  date the query names, and finally the recency prior and the pinned boost multiply it; a
+  sure arm's first hits keep a place on the page.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from psycopg import sql
 
 from agents_memory.store.search import fulltext
+from agents_memory.store.search.arms import arm_confidence, kept_slots
 from agents_memory.store.search.ctes import Part, cte, empty_cte
 from agents_memory.store.search.terms import QueryTerms
 from agents_memory.store.search.types import SearchFilters, SearchTuning
@@ -36,6 +39,7 @@ _SESSION = sql.SQL("r.agent_platform, coalesce(r.session_id, r.id::text)")
 def hybrid_statement(
     *,
     terms: QueryTerms,
+    date_terms: tuple[int, ...] = (),
     dates: tuple[tuple[datetime, datetime], ...],
     anchors: tuple[tuple[datetime, datetime], ...] = (),
     projects: tuple[str, ...] = (),
@@ -67,7 +71,15 @@ def hybrid_statement(
             tuning=tuning,
         ),
     )
-    params: dict[str, Any] = {"limit": filters.limit}
+    params: dict[str, Any] = {
+        "limit": filters.limit,
+        "date_terms": list(date_terms),
+        "lex_slots": min(tuning.kept_slots[0], filters.limit // 2),
+        "vec_slots": min(tuning.kept_slots[1], filters.limit // 2),
+        "vec_sure": tuning.vector_sure,
+        "dated": bool(anchors),
+        "dated_vec": tuning.dated_vector_confidence,
+    }
     for part in parts:
         params.update(part.params)
     statement = (
@@ -199,7 +211,15 @@ def fusion(
         **date_params,
         **project_params,
     }
+    params.update(
+        arm_top=tuning.arm_top,
+        conf_floor=tuning.arm_confidence_floor,
+        conf_neutral=tuning.arm_confidence_neutral,
+        vec_z0=tuning.vector_z[0],
+        vec_z1=tuning.vector_z[1],
+    )
     ctes = (
+        arm_confidence(lexical, with_vector, tuning.arm_weighting),
         _in_play(with_vector),
         cte(
             "in_play_bm25",
@@ -233,21 +253,14 @@ def _in_play(with_vector: bool) -> sql.Composed:
 
 
 def _lexical_weight(lexical: bool) -> sql.Composable:
-    """The full-text arm's weight in the fusion (0 when it does not run)."""
+    """The full-text arm's base weight in the fusion (0 when it does not run)."""
     return fulltext.WEIGHT if lexical else sql.SQL("0::float8")
-
-
-def _weights(lexical: bool, with_vector: bool) -> tuple[sql.Composable, sql.Composable]:
-    """The full-text and vector arms' weights in the fusion."""
-    w_lex = _lexical_weight(lexical)
-    if not with_vector:
-        return w_lex, sql.SQL("0::float8")
-    return w_lex, sql.SQL("(1 - {w_lex})").format(w_lex=w_lex)
 
 
 def _fused(lexical: bool, with_vector: bool) -> sql.Composed:
     """``fused``: each row in play with its BM25 and the arms' normalised scores, weighted."""
-    w_lex, w_vec = _weights(lexical, with_vector)
+    w_lex = sql.SQL("(SELECT ac.w_lex FROM arm_confidence ac)")
+    w_vec = sql.SQL("(SELECT ac.w_vec FROM arm_confidence ac)")
     floor = fulltext.FLOOR if lexical else sql.SQL("0::float8")
     all_rare = fulltext.ALL_RARE if lexical else sql.SQL("NULL::tsquery")
     return cte(
@@ -319,7 +332,8 @@ def _scored(dated: sql.Composable, named: sql.Composable) -> sql.Composed:
 
 
 def _top_hits() -> tuple[sql.Composed, ...]:
-    """``top_hits``: the best ``limit`` rows by final score. A row in play only through its
+    """``top_hits``: the best ``limit`` rows by final score, with the sure arms' first hits kept
+    (:func:`~agents_memory.store.search.arms.kept_slots`). A row in play only through its
     context (in neither arm's hits) and not holding every rare word of the query
     (``all_rare``) may not climb by its neighbours and session above the weakest row that holds
     them all: its score is capped there unless its own score (fused, date and project bonus)
@@ -339,32 +353,40 @@ def _top_hits() -> tuple[sql.Composed, ...]:
             materialized=False,
         ),
         cte(
-            "top_hits",
+            "capped",
             sql.SQL(
                 "SELECT s.*, CASE WHEN s.all_rare OR NOT s.context_only OR s.rare_floor IS NULL"
                 " THEN s.raw"
                 " ELSE least(s.raw, greatest(s.own, s.rare_floor * 0.999)) END AS score"
-                " FROM raw_scores s ORDER BY score DESC, s.message_at DESC, s.id DESC"
-                " LIMIT %(limit)s"
+                " FROM raw_scores s"
             ),
             materialized=False,
         ),
+        *kept_slots(),
     )
 
 
 def result_rows(
     *, lexical: bool, columns: sql.Composable, tag_join: sql.Composable
 ) -> sql.Composed:
-    """The final SELECT: ``columns`` of each top hit, then (from index ``HIT_WIDTH`` on) its
-    full-text rank and BM25, vector rank and cosine, fused score, context boost, date bonus, recency
-    and pinned factors, score, and the arms' hit counts and best cosine."""
+    """The final SELECT: ``columns`` of each top hit, then its full-text rank and BM25
+    (``fts_rank``, ``fts_score``), vector rank and cosine (``vector_rank``, ``similarity``), the
+    fused score, what its context added, its date and project bonus, recency and pinned factors,
+    its score, whether it holds every rare word, and the arms' hit counts and best cosine
+    (``fts_hits``, ``vec_hits``, ``top_similarity``)."""
     w_lex = _lexical_weight(lexical)
     return sql.SQL(
-        " SELECT {columns}, f.rank, CASE WHEN {w_lex} > 0 THEN tp.bm25 END, v.rank, tp.cos,"
-        "  tp.fused, tp.local - tp.fused + tp.sess, tp.dated, tp.recency, tp.pinned, tp.score,"
-        "  (SELECT count(*) FROM fulltext_hits), (SELECT count(*) FROM vector_hits),"
-        "  (SELECT 1 - min(distance) FROM vector_hits), tp.proj, tp.all_rare"
+        " SELECT {columns}, f.rank AS fts_rank,"
+        "  CASE WHEN {w_lex} > 0 THEN tp.bm25 END AS fts_score,"
+        "  v.rank AS vector_rank, tp.cos AS similarity, tp.fused,"
+        "  tp.local - tp.fused + tp.sess AS context, tp.dated, tp.proj AS project, tp.recency,"
+        "  tp.pinned, tp.score, tp.all_rare,"
+        "  (SELECT count(*) FROM fulltext_hits) AS fts_hits,"
+        "  (SELECT count(*) FROM vector_hits) AS vec_hits,"
+        "  (SELECT 1 - min(distance) FROM vector_hits) AS top_similarity,"
+        "  ac.lex AS arm_lex, ac.vec_top, ac.vec_mean, ac.vec_sd"
         " FROM top_hits tp JOIN memory m ON m.id = tp.id LEFT JOIN fulltext_hits f"
-        "  ON f.id = tp.id LEFT JOIN vector_hits v ON v.id = tp.id {tag_join}"
+        "  ON f.id = tp.id LEFT JOIN vector_hits v ON v.id = tp.id CROSS JOIN arm_confidence ac"
+        " {tag_join}"
         " ORDER BY tp.score DESC, m.message_at DESC, m.id DESC"
     ).format(columns=columns, w_lex=w_lex, tag_join=tag_join)

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from agents_memory.store.search.words import WORD, content_words
+
 MAX_TERMS = 32
 
 # Korean particles (josa) stripped from the end of a query word before prefix matching, longest
@@ -27,7 +29,6 @@ _PARTICLES = (
 )
 # fmt: on
 _HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")
-_FTS_WORD = re.compile(r"[^\W_]+")
 _EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 
 
@@ -48,7 +49,7 @@ class QueryTerms:
 def query_terms(query: str) -> QueryTerms:
     """Split ``query`` into safe full-text terms and ILIKE word patterns."""
     terms: list[str] = []
-    for word in _FTS_WORD.findall(query.lower()):
+    for word in WORD.findall(query.lower()):
         hangul = bool(_HANGUL.search(word))
         stem = _strip_particle(word) if hangul else word
         if len(stem) < 2:
@@ -102,10 +103,27 @@ MAX_DATES = 4
 def query_dates(query: str, slack_days: float) -> tuple[tuple[datetime, datetime], ...]:
     """Day or month intervals (UTC, widened by ``slack_days`` on both sides) for the calendar
     dates written out in ``query``; a bare year is too vague to favour anything."""
+    return widened(named_dates(query)[0], slack_days)
+
+
+def widened(
+    dates: tuple[tuple[datetime, datetime], ...], slack_days: float
+) -> tuple[tuple[datetime, datetime], ...]:
+    """``dates`` widened by ``slack_days`` on both sides (each interval once)."""
+    slack = timedelta(days=slack_days)
+    out: list[tuple[datetime, datetime]] = []
+    for start, end in dates:
+        if (start - slack, end + slack) not in out:
+            out.append((start - slack, end + slack))
+    return tuple(out)
+
+
+def named_dates(query: str) -> tuple[tuple[tuple[datetime, datetime], ...], frozenset[str]]:
+    """Day or month intervals (UTC) for the calendar dates written out in ``query`` (at most
+    :data:`MAX_DATES`), and the words that write them."""
     text = query.lower()
     taken: list[tuple[int, int]] = []
     out: list[tuple[datetime, datetime]] = []
-    slack = timedelta(days=slack_days)
     for pattern, (y, m, d) in _DATE_FORMS:
         for match in pattern.finditer(text):
             if any(a < match.end() and match.start() < b for a, b in taken):
@@ -122,9 +140,10 @@ def query_dates(query: str, slack_days: float) -> tuple[tuple[datetime, datetime
                     end = (start + timedelta(days=32)).replace(day=1)
             except ValueError:
                 continue
-            if (start - slack, end + slack) not in out:
-                out.append((start - slack, end + slack))
-    return tuple(out[:MAX_DATES])
+            if (start, end) not in out:
+                out.append((start, end))
+    words = frozenset(w for a, b in taken for w in WORD.findall(text[a:b]))
+    return tuple(out[:MAX_DATES]), words
 
 
 # --- project names the query may mention ---------------------------------------------------
@@ -171,3 +190,43 @@ def project_words(query: str) -> tuple[str, ...]:
         if len(word) >= 3 and word not in _PATH_PARTS and word not in out:
             out.append(word)
     return tuple(out[:MAX_PROJECT_WORDS])
+
+
+# --- the query, parsed once ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    """The user's words read once for every part of a search: the full-text terms and LIKE
+    patterns, the days it names, the project names it may hold and its content words (for the
+    confidence of each hit)."""
+
+    text: str
+    terms: QueryTerms
+    dates: tuple[tuple[datetime, datetime], ...]
+    """The days or months the query names, widened by ``SearchTuning.date_slack_days``."""
+    anchors: tuple[tuple[datetime, datetime], ...]
+    """The same days or months, not widened."""
+    projects: tuple[str, ...]
+    words: frozenset[str]
+    """Content words, stemmed (:func:`~agents_memory.store.search.words.content_words`)."""
+    date_terms: tuple[int, ...] = ()
+    """The places (1 = first) in ``terms.terms`` of the words that write a named date: the
+    date bonus matches those, not the full-text arm's confidence."""
+
+
+def parse_query(text: str, date_slack_days: float) -> ParsedQuery:
+    """``text`` read once for the whole search."""
+    anchors, date_words = named_dates(text)
+    terms = query_terms(text)
+    return ParsedQuery(
+        text=text,
+        terms=terms,
+        date_terms=tuple(
+            i for i, term in enumerate(terms.terms, 1) if term.strip("'") in date_words
+        ),
+        dates=widened(anchors, date_slack_days),
+        anchors=anchors,
+        projects=project_words(text),
+        words=content_words(text),
+    )

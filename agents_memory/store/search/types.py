@@ -123,6 +123,33 @@ class SearchTuning:
     rare_share: float = 0.01
     """A query word at most this share of the rows hold is rare: a turn holding every rare
     word is never outranked by a turn lifted only by its context."""
+    arm_top: int = 3
+    """The full-text arm's confidence is the best coverage of the query's rare vocabulary among
+    its first this many hits (:mod:`agents_memory.store.search.arms`)."""
+    arm_weighting: bool = True
+    """Fuse with each arm's weight scaled down when it is not sure on this query (the two then
+    scaled to sum to one; :mod:`agents_memory.store.search.arms`); off: the fixed weights
+    (``lexical_weight`` and the rest)."""
+    arm_confidence_floor: float = 0.5
+    """The share of its base weight an arm keeps when it is not sure at all (confidence 0).
+    Coding set, tuning half, date questions: fused Hit@10 0.83 with 0.1, 0.75 with 0.5 (as
+    with fixed weights); LoCoMo EvRec@10: 0.771 with 0.1, 0.782 with 0.5, 0.781 fixed
+    (bench/RESULTS.md): 0.5, so that LoCoMo does not drop."""
+    arm_confidence_neutral: float = 0.5
+    """From this confidence on (0-1), or with no opinion, an arm keeps its whole base
+    weight."""
+    vector_z: tuple[float, float] = (2.0, 6.0)
+    """The vector arm's confidence is 0 when its best cosine is this many standard deviations
+    of its candidates' cosines above their mean or fewer, 1 at the second or more, linear
+    between."""
+    dated_vector_confidence: float = 0.0
+    """The vector arm's confidence is multiplied by this on a query that names a day (its
+    vector does not hold the calendar)."""
+    kept_slots: tuple[int, int] = (5, 3)
+    """How many of each sure arm's first hits (full text, vector) keep a place in the page
+    (at most half the page each; :mod:`agents_memory.store.search.arms`); (0, 0): none."""
+    vector_sure: float = 0.5
+    """The vector arm's confidence from which its first hits keep their place."""
     ilike_scan_rows: int = 20_000
     """The ILIKE fallback looks at most at this many newest rows (it cannot use an index)."""
     plan_once: bool = True

@@ -1,0 +1,157 @@
+"""The words of a text as search reads them: one word pattern for the query's full-text terms
+and for the content words a hit's confidence counts, the stop words the confidence skips, and a
+crude stem.
+
+Pure (no SQL)."""
+
+from __future__ import annotations
+
+import re
+
+WORD = re.compile(r"[^\W_]+")
+"""A word: a run of letters and digits (an underscore splits ``snake_case``)."""
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "by",
+        "with",
+        "from",
+        "and",
+        "or",
+        "but",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "done",
+        "we",
+        "us",
+        "our",
+        "you",
+        "your",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "how",
+        "why",
+        "when",
+        "where",
+        "there",
+        "here",
+        "so",
+        "not",
+        "no",
+        "now",
+        "one",
+        "any",
+        "some",
+        "each",
+        "all",
+        "more",
+        "most",
+        "than",
+        "then",
+        "too",
+        "very",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "has",
+        "have",
+        "had",
+        "use",
+        "used",
+        "get",
+        "got",
+        "make",
+        "made",
+        "into",
+        "over",
+        "under",
+        "since",
+        "before",
+        "after",
+        "about",
+        "up",
+        "down",
+        "out",
+        "off",
+        "again",
+        "just",
+        "only",
+        "own",
+        "same",
+        "such",
+        "as",
+        "if",
+        "i",
+        "me",
+        "my",
+        "he",
+        "she",
+        "they",
+        "them",
+        "his",
+        "her",
+        "their",
+        "last",
+        "ago",
+        "week",
+        "day",
+        "month",
+        "year",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+)
+
+
+def stem(word: str) -> str:
+    return word[:5] if len(word) > 5 else word
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The content words of ``text``: stemmed crudely, stop words, numbers and dates left
+    out."""
+    return frozenset(
+        stem(w)
+        for w in WORD.findall(text.lower())
+        if len(w) > 1 and w not in _STOP and not w.isdigit()
+    )

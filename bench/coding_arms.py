@@ -22,7 +22,8 @@ import psycopg
 
 from agents_memory.embeddings import LOCAL_DIM, LOCAL_MODEL, QUERY_THREADS
 from agents_memory.embeddings.local import LocalEmbedder
-from agents_memory.recall.search import search_request
+from agents_memory.recall.search import prepare_search
+from agents_memory.recall.search_request import SearchRequest
 from agents_memory.store.database import EmbeddingSpec
 from agents_memory.store.search import SearchResult, SearchTuning, find_user_id, search_memories
 from bench import common
@@ -104,11 +105,9 @@ def embedded_latency(
         assert uid is not None
         for text in texts:
             started = time.perf_counter()
-            request = search_request(
-                query=text, p_tag=None, date_range=None, role=None, agent_platform=None,
-                device_scope="global", limit=10, include_archived=False, device_name=None,
-                now=datetime.now(UTC),
-            )  # fmt: skip
+            request = prepare_search(
+                SearchRequest.build(query=text, limit=10), device_name=None, now=datetime.now(UTC)
+            )
             search_memories(
                 conn, uid, query=request.text, query_vector=model.embed_query(text),
                 filters=request.filters, tuning=tuning,

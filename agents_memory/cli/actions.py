@@ -7,9 +7,8 @@ import json
 
 import click
 
-from agents_memory.adapters import resolve_platform
 from agents_memory.cli.common import debug_option, settings_from
-from agents_memory.errors import AdapterError
+from agents_memory.cli.vocabulary import json_option, platform_filter_option
 from agents_memory.recall.actions import KINDS, OUTCOMES, find_actions
 from agents_memory.store.actions import ActionQuery
 from agents_memory.store.entry import open_user_connection
@@ -22,12 +21,12 @@ from agents_memory.store.entry import open_user_connection
     "--file", "file_", metavar="PATH", help="Only actions on this path (a glob with * and ?)."
 )
 @click.option("--outcome", type=click.Choice(OUTCOMES), help="Only this outcome.")
-@click.option("--platform", help="Only this client (its name or short name).")
+@platform_filter_option("Only this client's actions")
 @click.option("--session", help="Only this session.")
 @click.option(
     "--limit", type=click.IntRange(1, 200), default=20, show_default=True, help="Results."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("the actions")
 @debug_option
 @click.pass_context
 def actions(
@@ -43,16 +42,12 @@ def actions(
 ) -> None:
     """Find the agents' actions (files edited, commands run, errors seen) by words of a path,
     a command or an error text; no QUERY = newest first."""
-    try:
-        client = resolve_platform(platform) if platform else None
-    except AdapterError as exc:
-        raise click.BadParameter(str(exc), param_hint="--platform") from exc
     wanted = ActionQuery(
         text=" ".join(query) or None,
         kind=kind,
         file=file_,
         outcome=outcome,
-        platform=client,
+        platform=platform,
         session_id=session,
         limit=limit,
     )

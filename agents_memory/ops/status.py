@@ -128,15 +128,20 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
             item.lag_bytes += size - cursor.offset
             item.files_behind += 1
     _name_bad_records(status, tracked)
-    for name, (count, apart) in rows.items():
-        item = status.platforms.setdefault(str(name), PlatformStatus())
-        item.rows, item.stored_apart = count, apart
+    _set_rows(status, rows)
     if status.daemon_pid is None:
         status.problems.append(
             "the capture daemon is not running: start it with `memory-capture start` "
             "(or `memory-capture install` for the service)"
         )
     return status
+
+
+def _set_rows(status: CaptureStatus, rows: dict[str, tuple[int, int]]) -> None:
+    """Each client's stored rows, and those stored apart under a session-scoped key."""
+    for name, (count, apart) in rows.items():
+        item = status.platforms.setdefault(str(name), PlatformStatus())
+        item.rows, item.stored_apart = count, apart
 
 
 def _name_bad_records(status: CaptureStatus, tracked: list[cursor_store.Cursor]) -> None:

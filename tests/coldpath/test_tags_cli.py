@@ -81,7 +81,7 @@ def test_list_shows_tags_aliases_counts_and_pending_questions_with_ids(
         f"n{new_id}  new project tag 'rocket' (project), 1 use(s): https://example.org/rocket"
         in out
     )
-    assert f"a{alias_id}  'hive-mind' -> 'agents-memory' (rename 0.90)" in out
+    assert f"a{alias_id}  'hive-mind' -> 'agents-memory' (rename, confidence 0.90)" in out
 
     data = json.loads(_run(cli_settings, "list", "--json").stdout)
     by_name = {t["name"]: t for t in data["tags"]}

@@ -76,6 +76,7 @@ def test_the_test_below_covers_every_command_that_takes_a_client() -> None:
     command line."""
     assert _client_options() == {
         "mcp-agents-memory search",
+        "mcp-agents-memory actions",
         "mcp-agents-memory forget",
         "mcp-agents-memory export",
         "memory-capture backfill",
@@ -95,6 +96,10 @@ def test_every_command_takes_each_client_by_its_full_and_its_short_name(
     found = _run(memory_cli, env, "search", "zeppelin", "--platform", name, "--json")
     assert found.exit_code == 0, found.output
     assert [h["agent_platform"] for h in json.loads(found.stdout)["results"]] == [client]
+
+    acted = _run(memory_cli, env, "actions", "--platform", name, "--json")
+    assert acted.exit_code == 0, acted.output
+    assert json.loads(acted.stdout) == []  # no actions stored, and the name was taken
 
     forget = _run(memory_cli, env, "forget", "--platform", name, "--dry-run")
     assert forget.exit_code == 0, forget.output

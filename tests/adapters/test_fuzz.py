@@ -3,7 +3,7 @@ UTF-8, JSON of the wrong types and shapes, deeply nested JSON, huge lines and mu
 real fixtures; for the SQLite-store clients, copies of their fixture databases with corrupt
 pages, wrong column types and missing tables or columns.
 
-Bounded: a fixed seed per adapter, :data:`CASES` inputs per adapter (:data:`DB_CASES` for a
+Bounded in count, time and memory (a stated cap per parse): a fixed seed per adapter, :data:`CASES` inputs per adapter (:data:`DB_CASES` for a
 database), the whole module well under 30 s. For each input: nothing escapes ``parse`` (bad
 records are issues), each turn is a user or assistant turn of this platform under a non-empty
 key of at most :data:`MAX_KEY` characters, the state survives JSON (the daemon stores it), the
@@ -16,6 +16,7 @@ import json
 import random
 import shutil
 import sqlite3
+import tracemalloc
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +30,10 @@ from tests.adapters.test_contract import FIXTURES, transcripts
 
 CASES: Final = 300
 DB_CASES: Final = 60
+MEMORY_FIXED: Final = 32 * 1024 * 1024
+MEMORY_PER_INPUT_BYTE: Final = 24
+"""The stated memory cap: one parse of a hostile input allocates at most 32 MiB plus 24 times
+the input's size at its peak (traced by :mod:`tracemalloc`)."""
 MAX_KEY: Final = 512
 HUGE: Final = 1_500_000
 """Characters of a huge line."""
@@ -267,16 +272,25 @@ def test_hostile_transcripts_never_raise_and_parse_deterministically(
     adapter = get_adapter(name)
     rng = random.Random(f"fuzz:{name}")
     fixtures = transcripts(name)
-    for case in range(CASES):
-        source = rng.choice(fixtures)
-        path = tmp_path / source.relative_to(FIXTURES)
-        whole = adapter.read_mode(source) == "whole"
-        data = source.read_bytes()
-        data = mutate_document(rng, data) if whole else mutate_lines(rng, data)
-        try:
-            check(adapter, path, data)
-        except Exception as exc:  # name the input that broke it
-            raise AssertionError(f"{name} case {case} ({source.name}): {exc!r}") from exc
+    tracemalloc.start()
+    try:
+        for case in range(CASES):
+            source = rng.choice(fixtures)
+            path = tmp_path / source.relative_to(FIXTURES)
+            whole = adapter.read_mode(source) == "whole"
+            data = source.read_bytes()
+            data = mutate_document(rng, data) if whole else mutate_lines(rng, data)
+            tracemalloc.reset_peak()
+            before = tracemalloc.get_traced_memory()[0]
+            try:
+                check(adapter, path, data)
+            except Exception as exc:  # name the input that broke it
+                raise AssertionError(f"{name} case {case} ({source.name}): {exc!r}") from exc
+            peak = tracemalloc.get_traced_memory()[1] - before
+            cap = MEMORY_FIXED + MEMORY_PER_INPUT_BYTE * len(data)
+            assert peak <= cap, f"{name} case {case}: {peak:,} bytes at peak (cap {cap:,})"
+    finally:
+        tracemalloc.stop()
 
 
 # --- databases -------------------------------------------------------------------------------

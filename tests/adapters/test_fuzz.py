@@ -3,11 +3,13 @@ UTF-8, JSON of the wrong types and shapes, deeply nested JSON, huge lines and mu
 real fixtures; for the SQLite-store clients, copies of their fixture databases with corrupt
 pages, wrong column types and missing tables or columns.
 
-Bounded in count, time and memory (a stated cap per parse): a fixed seed per adapter, :data:`CASES` inputs per adapter (:data:`DB_CASES` for a
-database), the whole module well under 30 s. For each input: nothing escapes ``parse`` (bad
-records are issues), each turn is a user or assistant turn of this platform under a non-empty
-key of at most :data:`MAX_KEY` characters, the state survives JSON (the daemon stores it), the
-resume offset lies within the data, and parsing again gives the same turns."""
+Bounded in count, time and memory: a fixed seed per adapter, :data:`CASES` inputs per adapter
+(:data:`DB_CASES` for a database), the whole module well under 30 s, each parse of a file within
+the stated cap (:data:`MEMORY_FIXED` plus :data:`MEMORY_PER_INPUT_BYTE` per input byte). For
+each input: nothing escapes ``parse`` (bad records are issues), each turn is a user or assistant
+turn of this platform under a non-empty key of at most :data:`MAX_KEY` characters, the state
+survives JSON (the daemon stores it), the resume offset lies within the data, and parsing again
+gives the same turns."""
 
 from __future__ import annotations
 

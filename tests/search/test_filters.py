@@ -152,7 +152,11 @@ def test_filters_never_starve_a_vector_search(
         conn, uid, query="zzz", query_vector=query, filters=filters, tuning=SearchTuning()
     )
     assert "memory_embedding_hnsw" in plan
-    result = run(conn, "zzz", query, agent_platform="codex", limit=10)
+    # "zzz" matches no word, so the vector arm alone ranks; a weak search shows only a few
+    # hits by default, so this one is asked to show the whole page it fills.
+    result = run(
+        conn, "zzz", query, tuning=SearchTuning(weak_shown=10), agent_platform="codex", limit=10
+    )
     assert len(result.hits) == 10
     assert {h.agent_platform for h in result.hits} == {"codex"}
     assert [h.message for h in result.hits] == [f"rank {nearest_elsewhere + i}" for i in range(10)]

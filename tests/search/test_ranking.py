@@ -220,7 +220,22 @@ def test_weak_vectors_are_still_shown_when_no_word_matches(
     result = run(conn, "zzzz", unit((0, 1.0)))
     assert result.used == "vector"
     assert messages(result) == ["grafana dashboards"]
-    assert result.note and "weak" in result.note
+    assert result.note and result.note.startswith("no match: ")
+
+
+def test_nonsense_says_no_match_and_shows_only_the_few_nearest_never_a_padded_page(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """The query "xylophone zebra mango" against ten unrelated turns: one wording ("no
+    match", why, what is shown) and at most ``weak_shown`` rows, not ten under a weak-match
+    note; the numbers are never rounded into "0.02 is below 0.02"."""
+    add(conn, [mem(f"deploy note {i}") for i in range(10)], [near(0, 0.1, i) for i in range(10)])
+    result = run(conn, "xylophone zebra mango", unit((0, 1.0)), limit=10)
+    assert result.weak and len(result.hits) == SearchTuning().weak_shown
+    assert result.note is not None
+    assert result.note.startswith("no match: nothing in memory answers this well")
+    assert "the 3 nearest are shown, each weak" in result.note
+    assert "0.020 or more" in result.note
 
 
 def test_no_query_lists_newest_first(conn: psycopg.Connection[Any]) -> None:

@@ -3,6 +3,7 @@ ILIKE fallback when both of its arms are weak."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from agents_memory.store.search.fallback import ilike, recency
 from agents_memory.store.search.hybrid import Hybrid, prepare_session, run_hybrid
 from agents_memory.store.search.scope import TagFilter, resolve_p_tag
 from agents_memory.store.search.terms import ParsedQuery, parse_query
-from agents_memory.store.search.types import SearchFilters, SearchResult, SearchTuning
+from agents_memory.store.search.types import SearchFilters, SearchHit, SearchResult, SearchTuning
 
 
 def search_memories(
@@ -66,11 +67,15 @@ def _ranked(
     if not strong:
         return _weak(conn, user_id, query, hybrid, note, filters, tag, tuning, vector is not None)
     assessed = assess(query, hybrid.hits, tuning)
+    hits = assessed.hits
     if assessed.weak:
-        note = _join_notes(note, _weak_note(assessed.best, tuning))
+        hits = hits[: tuning.weak_shown]
+        note = _join_notes(
+            note, _no_match(f"the best hit's confidence is {assessed.best:.3f}", hits, tuning)
+        )
     return SearchResult(
         used=hybrid.used,
-        hits=assessed.hits,
+        hits=hits,
         weak=assessed.weak,
         note=note,
         top_similarity=hybrid.top_similarity,
@@ -93,21 +98,22 @@ def _weak(
     """Both arms weak: the rows holding the query's words (ILIKE) instead, or the hybrid's
     weak matches when no row holds any of them."""
     fallback = ilike(conn, user_id, query.terms, filters, tag, tuning)
-    weak = "weak match: " + (
+    far = (
         "no full-text match"
         if hybrid.top_similarity is None
-        else f"no full-text match and the best similarity {hybrid.top_similarity:.3f} is"
-        f" below {tuning.fallback_threshold}"
+        else f"no full-text match and the closest in meaning is far (similarity"
+        f" {hybrid.top_similarity:.3f}, close is {tuning.fallback_threshold} or more)"
     )
     if not fallback and hybrid.hits:
-        used, hits = hybrid.used, hybrid.hits
-        why = f"{weak}; no word matches either: weak matches shown"
+        used = hybrid.used
+        hits = assess(query, hybrid.hits, tuning).hits[: tuning.weak_shown]
+        why = _no_match(f"{far}, and no stored text holds these words", hits, tuning)
     else:
-        used, hits = "ilike", fallback
-        why = f"{weak}; matched by words instead"
+        used, hits = "ilike", assess(query, fallback, tuning).hits
+        why = f"weak match: {far}; matched by words instead"
     return SearchResult(
         used=used,
-        hits=assess(query, hits, tuning).hits,
+        hits=hits,
         weak=True,
         note=_join_notes(note, why),
         top_similarity=hybrid.top_similarity,
@@ -117,10 +123,14 @@ def _weak(
     )
 
 
-def _weak_note(best: float, tuning: SearchTuning) -> str:
+def _no_match(why: str, shown: Sequence[SearchHit], tuning: SearchTuning) -> str:
+    """The one wording of a search with no good match (the CLI, the MCP tool and the console
+    all show it): "no match", why, and what the few rows shown are."""
+    nearest = f"the {len(shown)} nearest are shown, each weak" if shown else "nothing is shown"
     return (
-        f"weak match: the best hit's confidence {best:.2f} is below {tuning.weak_below}; nothing"
-        " in memory may answer this (try the exact identifier, error text or project name)"
+        f"no match: nothing in memory answers this well ({why}; a match has a confidence of"
+        f" {tuning.weak_below:.3f} or more); {nearest}. Try the exact identifier, error text"
+        " or project name"
     )
 
 

@@ -120,6 +120,9 @@ class SearchTuning:
     """A search whose best hit's confidence is below this says its matches are weak. On the
     coding set's tuning half: every nonsense and off-topic query is below 0.006, every real
     question's best hit at 0.045 or more."""
+    weak_shown: int = 3
+    """How many hits a search with no good match still shows, each with its (low) confidence:
+    a few nearest, never a full page of unrelated rows under a note."""
     rare_share: float = 0.01
     """A query word at most this share of the rows hold is rare: a turn holding every rare
     word is never outranked by a turn lifted only by its context."""

@@ -4,9 +4,12 @@ with database ids replaced by the stable names a bundle carries.
 A bundle holds no database ids. A memory is named by its **key**: its ``external_uuid``, or
 for a row without one (a pinned fact, a saved message) a key derived from its id and creation
 time in the database that made it (:data:`KEY_SQL`), which an import stores as the row's
-``external_uuid``. A tag is named by its (unique) name, a user by its user name. So the same
-pool exported from two databases gives the same bytes, and an import remaps names to the ids
-of its own database (:mod:`agents_memory.store.owner.bundle_import`).
+``external_uuid``. A tag is named by its (unique) name, a user by its user name. An action is
+named by its identity (user, platform, session, key) and its turn by that turn's key
+(``turn``); it goes with the turns the filter takes (its own turn, or for an action without
+one, a turn of its session). So the same pool exported from two databases gives the same
+bytes, and an import remaps names to the ids of its own database
+(:mod:`agents_memory.store.owner.bundle_import`).
 
 Every reader takes :class:`ExportFilter` and yields plain dicts (column -> Python value) from a
 server-side cursor, so a pool of any size is read with bounded memory. The caller owns the
@@ -133,6 +136,19 @@ QUERIES: Final[dict[str, str]] = {
         " LEFT JOIN project_tags t ON t.id = s.project_tag_id"
         " WHERE (%(project)s::bigint IS NULL OR canonical_project_tag_id(s.project_tag_id)"
         " = %(project)s) ORDER BY u.user_name, s.name"
+    ),
+    "actions": (
+        "SELECT u.user_name, a.agent_platform, a.session_id, a.external_key,"
+        f" (SELECT {KEY_SQL} FROM memory m WHERE m.id = a.memory_id) AS turn, a.turn_key,"
+        " a.tool, a.kind, a.targets, a.command, a.outcome, a.exit_code, a.excerpt,"
+        " a.lines_added, a.lines_removed, a.started_at, a.duration_ms, a.device_name,"
+        " a.created_at FROM actions a JOIN users u ON u.user_id = a.user_id"
+        " WHERE (a.memory_id IS NOT NULL AND EXISTS (SELECT 1 FROM memory m"
+        "   WHERE m.id = a.memory_id AND" + _MEMORY_WHERE + "))"
+        " OR (a.memory_id IS NULL AND EXISTS (SELECT 1 FROM memory m"
+        "   WHERE m.user_id = a.user_id AND m.agent_platform = a.agent_platform"
+        "   AND m.session_id = a.session_id AND" + _MEMORY_WHERE + "))"
+        " ORDER BY u.user_name, a.agent_platform, a.session_id NULLS FIRST, a.external_key"
     ),
     "vectors": (
         f"SELECT {KEY_SQL} AS external_uuid, m.embedding_model AS model,"

@@ -1,0 +1,133 @@
+"""A bundle's actions (the agents' tool calls), each decided: imported, present, or refused
+with its reason.
+
+An action is identified by ``(user, platform, session, key)``; a client's tool-call id is
+unique only within a session, so an action of another session with the same key is another
+action and both are kept. For each row:
+
+* its identity is free here: **imported**, its command, targets and excerpt through admission
+  (private spans, redaction) like an imported turn's text, linked to its turn by the bundle's
+  key for that turn (remapped like every memory key);
+* an action holds its identity with the same values (:data:`~agents_memory.store.owner.
+  bundle_actions.COMPARED`, after admission): **present**; with other values: **refused**, a
+  *conflict* (this pool's action stays: an import never replaces one) or, when an earlier row
+  of this bundle holds it, *same key, other text*;
+* refused too: its user unknown, its turn named but not in the pool after the memories were
+  imported (refused by admission, say: the action goes with its turn), no turn of its session
+  here for an action without a turn (``unknown session``: an excluded project's actions stay
+  out), an action this pool forgot (``forgotten``: it has a tombstone), a row not of the shape
+  an export writes (``malformed``) or that the database refuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+import psycopg
+
+from agents_memory.admission.admit import Admission
+from agents_memory.ops import bundle_format as fmt
+from agents_memory.ops import import_report as why
+from agents_memory.ops.import_report import ImportReport
+from agents_memory.ops.import_rows import action_problem
+from agents_memory.store.owner import bundle_actions as store
+from agents_memory.store.owner.bundle_import import RowRefused, guarded
+
+MEMBER: Final = "actions"
+
+
+class ActionMerge:
+    """The actions member's rows into the pool (one import's transaction)."""
+
+    def __init__(
+        self, conn: psycopg.Connection[Any], report: ImportReport, admission: Admission
+    ) -> None:
+        self.conn = conn
+        self.report = report
+        self.tally = report.tally(MEMBER)
+        self.admission = admission
+        self.seen: dict[tuple[Any, ...], int] = {}
+        """The identities this import inserted, with their bundle line."""
+
+    def rows(
+        self, rows: Iterable[tuple[int, Any]], progress: fmt.Progress | None, total: int
+    ) -> None:
+        for line, row in rows:
+            self.tally.rows += 1
+            self.add(line, row)
+            if progress is not None and self.tally.rows % 1000 == 0:
+                progress(MEMBER, self.tally.rows, total)
+        if progress is not None:
+            progress(MEMBER, self.tally.rows, total)
+
+    def add(self, line: int, found: Any) -> None:
+        """One bundle row: imported, present or refused (counted and listed)."""
+        problem = action_problem(found)
+        if problem is not None:
+            self._refuse(line, why.MALFORMED, f"{problem} (not a row an export writes)")
+            return
+        row: dict[str, Any] = dict(found)
+        name = f"action {row['external_key']!r} of session {row.get('session_id')!r}"
+        admitted = self.admission.imported_action(
+            row.get("targets") or (), row.get("command"), row.get("excerpt")
+        )
+        row.update(
+            targets=list(admitted.targets) or None,
+            command=admitted.command,
+            excerpt=admitted.excerpt,
+        )
+        place = store.place_action(self.conn, row)
+        refusal = self._refusal(row, place, name)
+        if refusal is not None:
+            self._refuse(line, *refusal)
+            return
+        if place.stored is not None:
+            self._compare(line, row, place.stored, name)
+            return
+        values = {**row, "user_id": place.user_id, "memory_id": place.turn_id}
+        values.setdefault("created_at", None)
+        try:
+            inserted = guarded(self.conn, lambda: store.insert_action(self.conn, values))
+        except RowRefused as exc:
+            self._refuse(line, why.MALFORMED, f"{name}: {exc}")
+            return
+        if not inserted:
+            self._refuse(line, why.RACED, f"{name} was stored meanwhile by another writer")
+            return
+        self.tally.new += 1
+        self.seen[_identity(row)] = line
+
+    def _refusal(
+        self, row: dict[str, Any], place: store.ActionPlace, name: str
+    ) -> tuple[str, str] | None:
+        """Why ``row`` cannot come in (reason, detail), or ``None``."""
+        if place.user_id is None:
+            return why.UNKNOWN_USER, f"unknown user {row['user_name']!r} ({name})"
+        if row.get("turn") is not None and place.turn_id is None:
+            detail = f"{name}: its turn {row['turn']!r} is in neither pool nor bundle"
+            return why.UNKNOWN_MEMORY, detail
+        if row.get("turn") is None and not place.session_known:
+            return why.UNKNOWN_SESSION, f"{name}: no turn of its session is in this pool"
+        if place.buried and place.stored is None:
+            return why.FORGOTTEN, f"{name} was forgotten here (it has a tombstone)"
+        return None
+
+    def _compare(self, line: int, row: dict[str, Any], stored: dict[str, Any], name: str) -> None:
+        if all(row.get(c) == stored.get(c) for c in store.COMPARED):
+            self.tally.present += 1
+            return
+        earlier = self.seen.get(_identity(row))
+        if earlier is not None:
+            detail = f"{name}: the same action as line {earlier} of this bundle, done otherwise"
+            self._refuse(line, why.DUPLICATE, detail + " (the first is kept)")
+        else:
+            detail = f"{name}: a stored action with other values (this pool's action kept)"
+            self._refuse(line, why.CONFLICT, detail)
+
+    def _refuse(self, line: int, reason: str, detail: str) -> None:
+        self.report.refuse(MEMBER, line, reason, detail)
+
+
+def _identity(row: dict[str, Any]) -> tuple[Any, ...]:
+    return (row["user_name"], row["agent_platform"], row.get("session_id"), row["external_key"])

@@ -44,7 +44,9 @@ def work_lines(
     if files:
         listed = ", ".join(f"{f.path} ({f.touches}x)" if f.touches > 1 else f.path for f in files)
         lines.append(f"- files most touched: {listed}")
-    failed = work.last_failed_command(conn, user_id, git_root=git_root, since=since)
+    failed = work.last_failed_command(
+        conn, user_id, git_root=git_root, since=since, sessions=SESSIONS
+    )
     if failed is not None:
         lines.append(_failure_line(failed, git_root))
     return lines

@@ -74,23 +74,34 @@ def touched_files(
 
 
 def last_failed_command(
-    conn: psycopg.Connection[Any], user_id: int, *, git_root: str | None, since: datetime
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    *,
+    git_root: str | None,
+    since: datetime,
+    sessions: int,
 ) -> FailedCommand | None:
-    """The newest shell command that failed since ``since``: one of the project at
-    ``git_root`` first, else the newest anywhere (its project says where)."""
+    """The newest shell command that failed in the last ``sessions`` sessions since ``since``:
+    one of the project at ``git_root`` first, else the newest of any project's last sessions
+    (its project says where). Served by the actions' identity index, session by session."""
     with conn.cursor(row_factory=class_row(FailedCommand)) as cur:
         cur.execute(
-            "SELECT f.* FROM (SELECT a.command, a.excerpt, a.exit_code, a.agent_platform,"
+            f"WITH here AS ({_SESSIONS}), anywhere AS ("
+            + _SESSIONS.replace("%(root)s", "NULL")
+            + "), s AS (SELECT * FROM here UNION SELECT * FROM anywhere)"
+            " SELECT a.command, a.excerpt, a.exit_code, a.agent_platform,"
             "   coalesce(a.started_at, a.created_at) AS at,"
             "   coalesce((SELECT m.git_root FROM memory m WHERE m.id = a.memory_id),"
             "     (SELECT m.git_root FROM memory m WHERE m.user_id = a.user_id"
             "       AND m.agent_platform = a.agent_platform AND m.session_id = a.session_id"
             "       AND m.git_root IS NOT NULL LIMIT 1)) AS git_root"
-            " FROM actions a WHERE a.user_id = %(user)s AND a.kind = 'shell'"
-            "   AND a.command IS NOT NULL AND (a.outcome = 'error' OR a.exit_code <> 0)"
-            "   AND coalesce(a.started_at, a.created_at) >= %(since)s"
-            " ORDER BY coalesce(a.started_at, a.created_at) DESC, a.id DESC LIMIT 200) f"
-            " ORDER BY (f.git_root IS NOT DISTINCT FROM %(root)s::text) DESC, f.at DESC LIMIT 1",
-            {"user": user_id, "since": since, "root": git_root},
+            " FROM s JOIN actions a ON a.user_id = %(user)s AND a.agent_platform = s.agent_platform"
+            "   AND a.session_id = s.session_id"
+            " WHERE a.kind = 'shell' AND a.command IS NOT NULL"
+            "   AND (a.outcome = 'error' OR a.exit_code <> 0)"
+            " ORDER BY EXISTS (SELECT 1 FROM here h WHERE h.agent_platform = a.agent_platform"
+            "   AND h.session_id = a.session_id) AND %(root)s::text IS NOT NULL DESC,"
+            " 5 DESC, a.id DESC LIMIT 1",
+            {"user": user_id, "since": since, "root": git_root, "sessions": sessions},
         )
         return cur.fetchone()

@@ -212,3 +212,25 @@ def test_a_forgotten_action_stays_forgotten_and_an_old_bundle_without_actions_im
 def _member(bundle: Path) -> bytes:
     with zipfile.ZipFile(bundle) as archive:
         return archive.read(fmt.member("actions"))
+
+
+def test_the_markdown_export_lists_each_assistant_turns_actions_under_it(
+    bundle: Path, tmp_path: Path
+) -> None:
+    tree = tmp_path / "tree"
+    done = run(
+        machine_env(tmp_path / "a", (tmp_path / "source_url").read_text()),
+        "export",
+        "--format",
+        "markdown",
+        str(tree),
+    )
+    assert done.returncode == 0, done.stderr
+    text = "\n".join(p.read_text() for p in sorted(tree.rglob("*.md")))
+
+    lines = [line for line in text.splitlines() if line.startswith("- ")]
+    assert "- edit go.mod +3/-3 → ok" in lines  # a Codex edit, under its turn
+    failed = "- shell \\`applypatch \\<\\< 'PATCH'…\\` → error: patch rejected: empty patch"
+    assert failed in lines  # the command's backticks and brackets escaped
+    turn = text.split(failed)[0].rsplit("\n## ", 1)[1]
+    assert turn.startswith("assistant") and "codex-cli" in turn.splitlines()[0]

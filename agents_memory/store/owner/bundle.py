@@ -188,11 +188,16 @@ def read_member(
 def read_markdown_turns(
     conn: psycopg.Connection[Any], flt: ExportFilter
 ) -> Iterator[dict[str, Any]]:
-    """Memory rows for the Markdown tree: by project (canonical tag name), session, time."""
+    """Memory rows for the Markdown tree: by project (canonical tag name), session, time;
+    each with its actions (``actions``: a list of their fields, ``None`` without any)."""
     query = (
         "SELECT coalesce(c.name, '') AS project, m.session_id, m.agent_platform,"
         " m.agent_model, m.role, m.message, m.message_at, m.is_pinned, m.subagent,"
-        " m.subagent_role FROM memory m"
+        " m.subagent_role, (SELECT jsonb_agg(jsonb_build_object('id', a.id, 'tool', a.tool,"
+        "   'kind', a.kind, 'targets', a.targets, 'command', a.command, 'outcome', a.outcome,"
+        "   'exit_code', a.exit_code, 'excerpt', a.excerpt, 'lines_added', a.lines_added,"
+        "   'lines_removed', a.lines_removed) ORDER BY a.started_at NULLS LAST, a.id)"
+        "   FROM actions a WHERE a.memory_id = m.id) AS actions FROM memory m"
         " LEFT JOIN project_tags c ON c.id = canonical_project_tag_id(m.p_tag_id)"
         " WHERE" + _MEMORY_WHERE + " ORDER BY 1, coalesce(m.session_id, ''), m.agent_platform,"
         f" m.message_at, {KEY_SQL}"

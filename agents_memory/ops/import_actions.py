@@ -35,6 +35,8 @@ from agents_memory.store.owner import bundle_actions as store
 from agents_memory.store.owner.bundle_import import RowRefused, guarded
 
 MEMBER: Final = "actions"
+BATCH: Final = 1000
+"""Rows decided with one query and inserted with one statement."""
 
 
 class ActionMerge:
@@ -49,6 +51,7 @@ class ActionMerge:
         self.admission = admission
         self.seen: dict[tuple[Any, ...], int] = {}
         """The identities this import inserted, with their bundle line."""
+        self.batch: list[tuple[int, dict[str, Any]]] = []
 
     def rows(
         self, rows: Iterable[tuple[int, Any]], progress: fmt.Progress | None, total: int
@@ -56,19 +59,21 @@ class ActionMerge:
         for line, row in rows:
             self.tally.rows += 1
             self.add(line, row)
-            if progress is not None and self.tally.rows % 1000 == 0:
+            if len(self.batch) >= BATCH:
+                self.flush()
+            if progress is not None and self.tally.rows % BATCH == 0:
                 progress(MEMBER, self.tally.rows, total)
+        self.flush()
         if progress is not None:
             progress(MEMBER, self.tally.rows, total)
 
     def add(self, line: int, found: Any) -> None:
-        """One bundle row: imported, present or refused (counted and listed)."""
+        """One bundle row: refused now, or admitted and queued for the batch's decision."""
         problem = action_problem(found)
         if problem is not None:
             self._refuse(line, why.MALFORMED, f"{problem} (not a row an export writes)")
             return
         row: dict[str, Any] = dict(found)
-        name = f"action {row['external_key']!r} of session {row.get('session_id')!r}"
         admitted = self.admission.imported_action(
             row.get("targets") or (), row.get("command"), row.get("excerpt")
         )
@@ -77,26 +82,59 @@ class ActionMerge:
             command=admitted.command,
             excerpt=admitted.excerpt,
         )
-        place = store.place_action(self.conn, row)
-        refusal = self._refusal(row, place, name)
-        if refusal is not None:
-            self._refuse(line, *refusal)
+        self.batch.append((line, row))
+
+    def flush(self) -> None:
+        """Decide the queued rows (one query) and insert the new ones (one statement; row by
+        row, each in its savepoint, when the database refuses the batch)."""
+        batch, self.batch = self.batch, []
+        if not batch:
             return
-        if place.stored is not None:
-            self._compare(line, row, place.stored, name)
-            return
-        values = {**row, "user_id": place.user_id, "memory_id": place.turn_id}
-        values.setdefault("created_at", None)
+        places = store.place_actions(self.conn, [row for _line, row in batch])
+        pending: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
+        for (line, row), place in zip(batch, places, strict=True):
+            name = _name(row)
+            refusal = self._refusal(row, place, name)
+            if refusal is not None:
+                self._refuse(line, *refusal)
+            elif place.stored is not None:
+                self._compare(line, row, place.stored, name)
+            elif (earlier := pending.get(_identity(row))) is not None:
+                self.seen[_identity(row)] = earlier[0]
+                self._compare(line, row, earlier[1], name)
+            else:
+                values = {**row, "user_id": place.user_id, "memory_id": place.turn_id}
+                pending[_identity(row)] = (line, values)
+        try:
+            inserted = guarded(
+                self.conn,
+                lambda: store.insert_actions(self.conn, [v for _n, v in pending.values()]),
+            )
+        except RowRefused:
+            inserted = None
+        for line, values in pending.values():
+            if inserted is None:
+                self._insert_one(line, values)
+            elif (values["agent_platform"], values.get("session_id"), values["external_key"]) in (
+                inserted
+            ):
+                self.tally.new += 1
+                self.seen[_identity(values)] = line
+            else:
+                self._refuse(line, why.RACED, f"{_name(values)} was stored meanwhile elsewhere")
+
+    def _insert_one(self, line: int, values: dict[str, Any]) -> None:
+        values = {"created_at": None, **values}
         try:
             inserted = guarded(self.conn, lambda: store.insert_action(self.conn, values))
         except RowRefused as exc:
-            self._refuse(line, why.MALFORMED, f"{name}: {exc}")
+            self._refuse(line, why.MALFORMED, f"{_name(values)}: {exc}")
             return
         if not inserted:
-            self._refuse(line, why.RACED, f"{name} was stored meanwhile by another writer")
+            self._refuse(line, why.RACED, f"{_name(values)} was stored meanwhile elsewhere")
             return
         self.tally.new += 1
-        self.seen[_identity(row)] = line
+        self.seen[_identity(values)] = line
 
     def _refusal(
         self, row: dict[str, Any], place: store.ActionPlace, name: str
@@ -127,6 +165,10 @@ class ActionMerge:
 
     def _refuse(self, line: int, reason: str, detail: str) -> None:
         self.report.refuse(MEMBER, line, reason, detail)
+
+
+def _name(row: dict[str, Any]) -> str:
+    return f"action {row['external_key']!r} of session {row.get('session_id')!r}"
 
 
 def _identity(row: dict[str, Any]) -> tuple[Any, ...]:

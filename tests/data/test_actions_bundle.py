@@ -156,7 +156,8 @@ def test_imported_actions_are_redacted_and_refused_without_their_turn_or_session
         shell["excerpt"] = f"401 Bad credentials for {SECRET}"
         orphan = {**rows[1], "external_key": "orphan-1", "turn": "no-such-turn"}
         stray = {**rows[2], "external_key": "stray-1", "turn": None, "session_id": "nowhere"}
-        return _dump([*rows, orphan, stray])
+        twice = {**rows[3], "excerpt": "the same call, told otherwise"}
+        return _dump([*rows, orphan, stray, twice, rows[4]])
 
     path = tmp_path / "secret.zip"
     path.write_bytes(with_member(bundle.read_bytes(), fmt.member("actions"), change))
@@ -173,6 +174,7 @@ def test_imported_actions_are_redacted_and_refused_without_their_turn_or_session
     assert "orphan-1" not in keys and "stray-1" not in keys
     line = _line(report, "actions")
     assert "1 unknown memory" in line and "1 unknown session" in line
+    assert "1 already present" in line and "1 same key, other text" in line
     assert "its turn 'no-such-turn' is in neither pool nor bundle" in report
 
 

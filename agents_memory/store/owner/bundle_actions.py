@@ -8,11 +8,13 @@ transaction.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import psycopg
 from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
 
 from agents_memory.store.owner.bundle_import import ID_OF_KEY
 
@@ -44,31 +46,72 @@ class ActionPlace:
     stored: dict[str, Any] | None
 
 
-_PLACE: Final = (
+_STORED: Final = "jsonb_build_object(" + ", ".join(f"'{c}', a.{c}" for c in COMPARED) + ")"
+"""A stored action's :data:`COMPARED` values (``a`` is the action row)."""
+
+_PLACES: Final = (
+    # `=` on every identity column (a NULL session in a branch of its own): the identity's
+    # index serves each lookup, also in a database whose statistics do not know the table yet
     "SELECT u.user_id,"
-    " (SELECT " + ID_OF_KEY.format(k="%(turn)s::text") + ") AS turn_id,"
+    " (SELECT " + ID_OF_KEY.format(k="x.turn") + ") AS turn_id,"
     " EXISTS (SELECT 1 FROM memory m WHERE m.user_id = u.user_id"
-    "   AND m.agent_platform = %(agent_platform)s AND m.session_id = %(session_id)s::text)"
+    "   AND m.agent_platform = x.agent_platform AND m.session_id = x.session_id)"
     "   AS session_known,"
     " EXISTS (SELECT 1 FROM action_tombstones t WHERE t.user_id = u.user_id"
-    "   AND t.agent_platform = %(agent_platform)s"
-    "   AND t.session_id IS NOT DISTINCT FROM %(session_id)s::text"
-    "   AND t.external_key = %(external_key)s) AS buried,"
-    " (SELECT jsonb_build_object("
-    + ", ".join(f"'{c}', a.{c}" for c in COMPARED)
-    + ") FROM actions a"
-    "   WHERE a.user_id = u.user_id AND a.agent_platform = %(agent_platform)s"
-    "   AND a.session_id IS NOT DISTINCT FROM %(session_id)s::text"
-    "   AND a.external_key = %(external_key)s) AS stored"
-    " FROM users u WHERE u.user_name = %(user_name)s"
+    "   AND t.agent_platform = x.agent_platform AND t.session_id = x.session_id"
+    "   AND t.external_key = x.external_key UNION ALL SELECT 1 FROM action_tombstones t"
+    "   WHERE x.session_id IS NULL AND t.user_id = u.user_id"
+    "   AND t.agent_platform = x.agent_platform AND t.session_id IS NULL"
+    "   AND t.external_key = x.external_key) AS buried,"
+    " coalesce((SELECT " + _STORED + " FROM actions a WHERE a.user_id = u.user_id"
+    "   AND a.agent_platform = x.agent_platform AND a.session_id = x.session_id"
+    "   AND a.external_key = x.external_key),"
+    " (SELECT " + _STORED + " FROM actions a WHERE x.session_id IS NULL"
+    "   AND a.user_id = u.user_id AND a.agent_platform = x.agent_platform"
+    "   AND a.session_id IS NULL AND a.external_key = x.external_key)) AS stored"
+    " FROM jsonb_to_recordset(%s::jsonb) AS x(n int, user_name text, agent_platform text,"
+    "   session_id text, external_key text, turn text)"
+    " LEFT JOIN users u ON u.user_name = x.user_name ORDER BY x.n"
 )
 
 
-def place_action(conn: psycopg.Connection[Any], row: dict[str, Any]) -> ActionPlace:
-    """Where bundle action ``row`` would go (one query)."""
+def place_actions(
+    conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]]
+) -> list[ActionPlace]:
+    """Where each of ``rows`` would go (one query for the batch, in their order)."""
+    keys = ("user_name", "agent_platform", "session_id", "external_key", "turn")
+    batch = [{"n": n, **{k: row.get(k) for k in keys}} for n, row in enumerate(rows)]
     with conn.cursor(row_factory=class_row(ActionPlace)) as cur:
-        found = cur.execute(_PLACE, row, prepare=True).fetchone()
-    return found if found is not None else ActionPlace(None, None, False, False, None)
+        return cur.execute(_PLACES, (Jsonb(batch),)).fetchall()
+
+
+_INSERT_MANY: Final = (
+    "INSERT INTO actions (user_id, agent_platform, session_id, external_key, turn_key,"
+    " memory_id, tool, kind, targets, command, outcome, exit_code, excerpt, lines_added,"
+    " lines_removed, started_at, duration_ms, device_name, created_at)"
+    " SELECT x.user_id, x.agent_platform, x.session_id, x.external_key, x.turn_key,"
+    " x.memory_id, x.tool, x.kind, x.targets, x.command, x.outcome, x.exit_code, x.excerpt,"
+    " x.lines_added, x.lines_removed, x.started_at, x.duration_ms, x.device_name,"
+    " coalesce(x.created_at, now())"
+    " FROM jsonb_to_recordset(%s::jsonb) AS x(user_id bigint, agent_platform text,"
+    "   session_id text, external_key text, turn_key text, memory_id bigint, tool text,"
+    "   kind text, targets text[], command text, outcome text, exit_code int, excerpt text,"
+    "   lines_added int, lines_removed int, started_at timestamptz, duration_ms int,"
+    "   device_name text, created_at timestamptz)"
+    " ON CONFLICT ON CONSTRAINT actions_identity DO NOTHING"
+    " RETURNING agent_platform, session_id, external_key"
+)
+
+
+def insert_actions(
+    conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]]
+) -> set[tuple[str, str | None, str]]:
+    """Insert ``rows`` (their columns, ``user_id`` and ``memory_id`` resolved; identities
+    distinct) where their identity is free; the identities inserted."""
+    if not rows:
+        return set()
+    found = conn.execute(_INSERT_MANY, (Jsonb(list(rows)),)).fetchall()
+    return {(str(p), s, str(k)) for p, s, k in found}
 
 
 _INSERT: Final = (

@@ -8,15 +8,18 @@ action and both are kept. For each row:
 * its identity is free here: **imported**, its command, targets and excerpt through admission
   (private spans, redaction) like an imported turn's text, linked to its turn by the bundle's
   key for that turn (remapped like every memory key);
-* an action holds its identity with the same values (:data:`~agents_memory.store.owner.
-  bundle_actions.COMPARED`, after admission): **present**; with other values: **refused**, a
-  *conflict* (this pool's action stays: an import never replaces one) or, when an earlier row
-  of this bundle holds it, *same key, other text*;
+* an action holds its identity with the same values (``COMPARED`` of
+  :mod:`agents_memory.store.owner.bundle_actions`, after admission): **present**; with other
+  values: **refused**, a *conflict* (this pool's action stays: an import never replaces one)
+  or, when an earlier row of this bundle holds it, *same key, other text*;
 * refused too: its user unknown, its turn named but not in the pool after the memories were
   imported (refused by admission, say: the action goes with its turn), no turn of its session
   here for an action without a turn (``unknown session``: an excluded project's actions stay
   out), an action this pool forgot (``forgotten``: it has a tombstone), a row not of the shape
   an export writes (``malformed``) or that the database refuses.
+
+Rows are decided a batch at a time (:data:`BATCH`): one query looks them all up, one statement
+inserts the new ones (row by row, each in a savepoint, when the database refuses the batch).
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ candidate              echo   private   excluded          size  redaction     wh
 ``edited_text``        yes    yes       not applied       cap   if enabled    trimmed
 ``imported``           yes    yes       the turn's cwd    none  if enabled    kept
 ``captured_action``    no     yes       the call's cwd    none  if enabled    trimmed
+``imported_action``    no     yes       its turn's        none  if enabled    trimmed
 =====================  =====  ========  ================  ====  ============  ==========
 
 * Deliberate saves (``save_message``, ``manage_knowledge``) get the same private-span removal
@@ -55,7 +56,9 @@ candidate              echo   private   excluded          size  redaction     wh
 * A captured action (a tool call: its targets, command line and result excerpt) is admitted
   text by text, each with the turns' private-span removal and redaction: a secret in a command
   line or an error message is masked like one in a turn. Its size is bounded by the adapter
-  (the excerpt cap), and a brief echo cannot be one.
+  (the excerpt cap), and a brief echo cannot be one. An imported action is admitted the same
+  way; it comes in only with a turn of its session that this pool holds (the import refuses
+  it otherwise), so the turns' exclusion keeps an excluded project's actions out too.
 * Size: a captured turn is never refused for its length (a long tool output is a real turn; a
   row PostgreSQL cannot index is skipped and logged by the pipeline); deliberate saves stop at
   :data:`MAX_SAVED_CHARS`, counted before anything is removed.
@@ -75,7 +78,7 @@ rules.
 from __future__ import annotations
 
 import re
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -180,6 +183,13 @@ class Admission:
         return AdmittedAction(
             targets, self._action_text(action.command), self._action_text(action.excerpt)
         )
+
+    def imported_action(
+        self, targets: Sequence[str], command: str | None, excerpt: str | None
+    ) -> AdmittedAction:
+        """An action's texts from an export bundle: the same cleaning as a captured one's."""
+        kept = tuple(t for t in map(self._action_text, targets) if t is not None)
+        return AdmittedAction(kept, self._action_text(command), self._action_text(excerpt))
 
     def _action_text(self, text: str | None) -> AdmittedText | None:
         """One text of an action as it may be stored (``None`` when nothing is left)."""

@@ -279,7 +279,7 @@ def _print_health(report: object) -> None:
 
 def _secret_lines(scan: SecretScan) -> list[str]:
     """Kinds and ids, never values: memory rows, agreement of the detectors, summaries,
-    profiles."""
+    profiles, actions."""
 
     def ids(values: list[int]) -> str:
         return ", ".join(map(str, values[:5])) + (" …" if len(values) > 5 else "")
@@ -302,6 +302,7 @@ def _secret_lines(scan: SecretScan) -> list[str]:
     for what, scanned, by_kind, unit in (
         ("summaries", scan.summaries_scanned, scan.summary_ids, "summary ids"),
         ("profiles", scan.profiles_scanned, scan.profile_user_ids, "user ids"),
+        ("actions", scan.actions_scanned, scan.action_ids, "action ids"),
     ):
         listed = ", ".join(f"{k} ({unit} {ids(v)})" for k, v in sorted(by_kind.items()))
         lines.append(f"{scanned} {what} scanned; secrets found: {listed or 'none'}")

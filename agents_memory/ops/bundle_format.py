@@ -14,6 +14,8 @@ A bundle is one zip file::
     tag_summaries.jsonl      Clusterer summaries (their sources by key)
     alias_suggestions.jsonl  tag alias suggestions (tags by name, evidence by key)
     new_tag_suggestions.jsonl
+    actions.jsonl            the agents' tool calls (their turn by key); a bundle written
+                             before actions were kept has none (:data:`OPTIONAL`)
     vectors.jsonl            only with ``--vectors``: key, model, vector (same order as memory)
 """
 
@@ -37,8 +39,11 @@ TABLES: Final = (
     "tag_summaries",
     "alias_suggestions",
     "new_tag_suggestions",
+    "actions",
 )
 """The data members, in the order an import needs them (names before what refers to them)."""
+OPTIONAL: Final = frozenset({"actions"})
+"""Members added after format 1 was first written: a bundle without them still imports."""
 VECTORS: Final = "vectors"
 
 ZIP_TIME: Final = (1980, 1, 1, 0, 0, 0)

@@ -1,16 +1,18 @@
 """Export as a readable Markdown tree, for people and for grep::
 
     README.md                         profiles and pinned facts
-    <project>/<date>-<session>.md     one file per session: its turns in order
+    <project>/<date>-<session>.md     one file per session: its turns in order, under each
+                                      assistant turn its actions (tool calls), one line each
 
 A turn without a project goes under ``no-project/``; turns without a session id are grouped
 per platform and day (``<date>-<platform>.md``).
 
 Only the headings are the export's own Markdown. What came from a transcript or a model (a
 turn's text, a profile) is written as a fenced block whose fence is longer than any run of
-backticks inside it (a pinned fact too), and a name on a heading's line with every Markdown and
-HTML character escaped, so a turn holding ``## user`` or ``<script>`` reads as that text and can
-pass neither for a turn of its own nor for markup.
+backticks inside it (a pinned fact too), and a name on a heading's line (and each line of an
+action under its turn) with every Markdown and HTML character escaped, so a turn holding
+``## user`` or ``<script>`` reads as that text and can pass neither for a turn of its own nor
+for markup. Actions without a turn of their own (a tool-only response) are not listed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import psycopg
 from agents_memory.errors import BundleError
 from agents_memory.ops import bundle_format as fmt
 from agents_memory.ops.export_files import make_private_dir, open_private
+from agents_memory.recall.actions import action_line
+from agents_memory.store.actions import ActionRow
 from agents_memory.store.owner import bundle
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -151,7 +155,28 @@ def _turn_text(turn: dict[str, Any]) -> str:
         details.append(_inline(turn["agent_model"]))
     if turn["is_pinned"]:
         details.append("pinned")
-    return f"\n## {' · '.join(details)}\n\n{fenced(turn['message'])}\n"
+    text = f"\n## {' · '.join(details)}\n\n{fenced(turn['message'])}\n"
+    if turn.get("actions"):
+        text += "\n" + "".join(f"- {_inline(line)}\n" for line in _action_lines(turn))
+    return text
+
+
+def _action_lines(turn: dict[str, Any]) -> list[str]:
+    """The turn's actions, one line each (the line ``read_memory`` shows)."""
+    return [
+        action_line(
+            ActionRow(
+                agent_platform=turn["agent_platform"],
+                session_id=turn["session_id"],
+                memory_id=None,
+                turn_key=None,
+                started_at=None,
+                duration_ms=None,
+                **a,
+            )
+        )
+        for a in turn["actions"]
+    ]
 
 
 def fenced(text: str) -> str:

@@ -122,3 +122,51 @@ def vector_problem(vector: Any, dim: int | None) -> str | None:
     if not all(abs(v) <= HALF_MAX for v in values):
         return "its embedding holds a value out of range"
     return None
+
+
+_ACTION_KINDS: Final = ("edit", "write", "read", "shell", "search", "web", "mcp", "agent", "other")
+_ACTION_OUTCOMES: Final = ("ok", "error", "interrupted", "unknown")
+_ACTION_NAMES: Final = ("user_name", "agent_platform", "external_key", "tool")
+"""Texts an action must have (and that admission does not clean: checked for NULs)."""
+_ACTION_KEYS: Final = ("session_id", "turn", "turn_key", "device_name")
+_ACTION_TEXTS: Final = ("command", "excerpt")
+"""Text or null, cleaned by admission."""
+_ACTION_INTS: Final = ("exit_code", "lines_added", "lines_removed", "duration_ms")
+
+
+def action_problem(row: Any) -> str | None:
+    """What is wrong with bundle action ``row`` (``None``: it has the shape an export writes).
+    Its command, targets and excerpt may hold anything text can: admission cleans them."""
+    if not isinstance(row, dict):
+        return "the line is not a JSON object"
+    return _action_text_problem(row) or _action_value_problem(row)
+
+
+def _action_text_problem(row: dict[str, Any]) -> str | None:
+    for name in (*_ACTION_NAMES, *_ACTION_KEYS):
+        value = row.get(name)
+        if name in _ACTION_NAMES and (type(value) is not str or not value):
+            return f"{name} is not a non-empty text"
+        if value is not None and (type(value) is not str or _bad_text(value)):
+            return f"{name} is not a text of plain characters"
+    targets = row.get("targets")
+    if targets is not None and (
+        not isinstance(targets, list) or not all(type(t) is str for t in targets)
+    ):
+        return "targets is not a list of texts"
+    if any(row.get(n) is not None and type(row.get(n)) is not str for n in _ACTION_TEXTS):
+        return "command or excerpt is not a text"
+    return None
+
+
+def _action_value_problem(row: dict[str, Any]) -> str | None:
+    for name in _ACTION_INTS:
+        value = row.get(name)
+        if value is not None and (type(value) is not int or abs(value) >= 2**31):
+            return f"{name} is not a whole number"
+    if row.get("kind") not in _ACTION_KINDS:
+        return f"kind {str(row.get('kind'))[:40]!r} is none of {', '.join(_ACTION_KINDS)}"
+    if row.get("outcome") not in _ACTION_OUTCOMES:
+        return f"outcome {str(row.get('outcome'))[:40]!r} is none of {', '.join(_ACTION_OUTCOMES)}"
+    started = _time_problem("started_at", row.get("started_at"), required=False)
+    return started or _time_problem("created_at", row.get("created_at"), required=False)

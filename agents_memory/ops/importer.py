@@ -10,7 +10,9 @@ and print its :class:`ImportReport`. The steps:
    what refers to them). Memory text goes through admission (``imported``: private spans,
    exclusions, redaction; later tombstones); a refused row is counted, not stored. Rows keep
    their own ``source``. Ids are remapped: a bundle names memories by key, tags and users by
-   name (:mod:`agents_memory.store.owner.bundle_import`).
+   name (:mod:`agents_memory.store.owner.bundle_import`). Actions (tool calls) come last, by
+   their identity, linked to their turns (:mod:`agents_memory.ops.import_actions`); a bundle
+   written before actions were exported simply has none.
 3. **Vectors** are kept only when the bundle has them and they come from the model and
    dimension this pool is configured for; otherwise new rows have none and the Cold Path's
    embedder makes them (``reembed`` in the report).
@@ -55,6 +57,7 @@ from agents_memory.ops.bundle_reader import (
     read_manifest,
 )
 from agents_memory.ops.bundle_rows import parse_row
+from agents_memory.ops.import_actions import ActionMerge
 from agents_memory.ops.import_memories import BATCH, MemoryMerge
 from agents_memory.ops.import_report import ImportReport
 from agents_memory.ops.import_tables import TableMerge
@@ -122,7 +125,9 @@ def check_bundle(path: Path, limits: ReadLimits = LIMITS) -> Manifest:
                 raise BundleError(f"bundle member {name} is missing; the bundle is incomplete")
             if _sha256(archive, name, limits) != expected:
                 raise BundleError(f"bundle member {name} fails its checksum; the bundle is damaged")
-        missing = [fmt.member(t) for t in fmt.TABLES if fmt.member(t) not in sums]
+        missing = [
+            fmt.member(t) for t in fmt.TABLES if fmt.member(t) not in sums and t not in fmt.OPTIONAL
+        ]
         if missing:
             raise BundleError(f"the manifest lists no checksum for {', '.join(missing)}")
     return Manifest(data)
@@ -229,6 +234,8 @@ class _Import:
 
     def run(self, progress: fmt.Progress | None) -> None:
         for table in fmt.TABLES:
+            if table in fmt.OPTIONAL and fmt.member(table) not in self.manifest.sha256:
+                continue  # a bundle written before this member was
             self.report.tally(table)
             if table == "memory":
                 self._memories(progress)
@@ -236,6 +243,9 @@ class _Import:
                 self.tables.users(self._numbered(table))
             elif table == "project_tags":
                 self.tables.tags(list(self._numbered(table)))
+            elif table == "actions":
+                merge = ActionMerge(self.conn, self.report, self.admission)
+                merge.rows(self._numbered(table), progress, self.manifest.count(table))
             else:
                 total = self.manifest.count(table)
                 self.tables.small(table, self._numbered(table), progress, total)

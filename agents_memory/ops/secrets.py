@@ -3,18 +3,22 @@
 The CLI (``mcp-agents-memory doctor --secrets [--fix]``) and the web console call these:
 
 * :func:`scan_secrets` reads every place memory text lives (messages, raw texts, edit history,
-  tag summaries, profiles and their history) and asks the redactor and the independent second
+  tag summaries, profiles and their history, the actions' commands, targets and excerpts) and
+  asks the redactor and the independent second
   opinion (:mod:`agents_memory.admission.scrub`) about each; it reports ``detector:kind`` and
   ids, never a value.
 * :func:`fix_secrets` rewrites what a scan found with
   :func:`~agents_memory.admission.admit.rescrubbed` through
   :func:`agents_memory.store.owner.rewrite.rewrite_texts` (one transaction, vectors re-queued; what
   was built from the rows goes through :func:`agents_memory.store.owner.derived.update_derived`, the
-  path ``forget`` takes); ``dry_run`` counts first. A second fix changes nothing.
+  path ``forget`` takes), and the actions it found with
+  :func:`agents_memory.store.owner.rewrite_actions.rewrite_actions`, in the same
+  transaction; ``dry_run`` counts first. A second fix changes nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -32,6 +36,7 @@ from agents_memory.store.owner.rewrite import (
     rewrite_texts,
     summary_texts,
 )
+from agents_memory.store.owner.rewrite_actions import action_texts, rewrite_actions
 
 MAX_EXAMPLE_IDS = 20
 
@@ -72,19 +77,27 @@ def scan_secrets(conn: psycopg.Connection[Any], *, max_ids: int = MAX_EXAMPLE_ID
         scan.profiles_scanned += 1
         for kind in sorted(_kinds(texts)):
             scan.profile_user_ids.setdefault(kind, []).append(user_id)
+    for action_id, texts in action_texts(conn):
+        scan.actions_scanned += 1
+        for kind in sorted(_kinds(texts)):
+            scan.action_ids.setdefault(kind, []).append(action_id)
     return scan
 
 
 def fix_secrets(conn: psycopg.Connection[Any], scan: SecretScan, *, dry_run: bool) -> RewriteCounts:
     """Re-redact everything ``scan`` found, wherever its text lives (``dry_run``: count)."""
-    return rewrite_texts(
-        conn,
-        rescrubbed,
-        memory_ids=scan.memory_ids,
-        summary_ids=sorted({i for ids in scan.summary_ids.values() for i in ids}),
-        user_ids=sorted({i for ids in scan.profile_user_ids.values() for i in ids}),
-        dry_run=dry_run,
-    )
+    with conn.transaction():
+        counts = rewrite_texts(
+            conn,
+            rescrubbed,
+            memory_ids=scan.memory_ids,
+            summary_ids=sorted({i for ids in scan.summary_ids.values() for i in ids}),
+            user_ids=sorted({i for ids in scan.profile_user_ids.values() for i in ids}),
+            dry_run=dry_run,
+        )
+        action_ids = sorted({i for ids in scan.action_ids.values() for i in ids})
+        actions = rewrite_actions(conn, rescrubbed, action_ids, dry_run=dry_run)
+    return replace(counts, actions=len(actions))
 
 
 def fix_stored_secrets(
@@ -101,12 +114,15 @@ def fix_stored_secrets(
 
 
 def describe(counts: RewriteCounts, *, dry_run: bool) -> str:
-    """``would re-redact N rows (M summaries, K profile texts)``, or what was done."""
+    """``would re-redact N rows (M summaries, K profile texts)`` (``and A actions`` when
+    actions hold secrets), or what was done."""
     verb = "would re-redact" if dry_run else "re-redacted"
     profile_texts = counts.profile_texts + counts.profile_history_entries
     line = (
         f"{verb} {counts.rows} rows ({counts.summaries} summaries, {profile_texts} profile texts)"
     )
+    if counts.actions:
+        line += f" and {counts.actions} actions"
     if not dry_run and counts.embeddings_cleared:
         line += f"; {counts.embeddings_cleared} vectors queued to be made again"
     return line

@@ -1,13 +1,15 @@
 """The session-start brief: deterministic, budgeted, deduplicated markdown.
 
 It starts with :data:`BRIEF_MARKER` so its echo in a transcript is never captured, then the
-open task pins addressed to this agent. Inside a project (the session's cwd is in a git
-repository) this project comes next: its recent turns of the short-term window (this agent's
-platform and model by default), then other agents' turns in it. Then core profile, pinned,
-live fact slots, sub profile, active projects, recent turns elsewhere, older history as tag
-summaries (no "(no project)" group inside a project), pending tag questions, search hints.
-Outside a project the order is the JS original's: profile and pins, active projects, recent turns,
-older history, questions, hints.
+open task pins addressed to this agent, then recent work: the files the agents' actions
+touched most and the last failing command (:mod:`.brief_work`; two short lines, first so a
+compact brief keeps them). Inside a project (the session's cwd is in a git repository) this
+project comes next: its recent turns of the short-term window (this agent's platform and model
+by default), then other agents' turns in it. Then core profile, pinned, live fact slots, sub
+profile, active projects, recent turns elsewhere, older history as tag summaries (no "(no
+project)" group inside a project), pending tag questions, search hints. Outside a project,
+after recent work, the order is the JS original's: profile and pins, active projects, recent
+turns, older history, questions, hints.
 
 ``full`` is what ``memory_startup`` returns; ``compact`` fits a character budget (the MCP
 ``instructions`` field, hook injections) by shortening previews and dropping the least
@@ -25,6 +27,7 @@ import psycopg
 from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.config import Settings
 from agents_memory.gitinfo import git_info
+from agents_memory.recall.brief_work import work_lines
 from agents_memory.store.capture.pause import active_pauses, pause_sentence
 from agents_memory.store.knowledge import get_profiles
 from agents_memory.store.recall import briefdata, pins, slots
@@ -140,9 +143,9 @@ def gather_sections(
     request: BriefRequest,
     now: datetime,
 ) -> list[Section]:
-    """The brief's sections in order: header, this project's turns (inside one), profile and
-    pins, projects, recent turns (elsewhere, inside a project), older history, open questions,
-    the tools."""
+    """The brief's sections in order: header, task pins, recent work, this project's turns
+    (inside one), profile and pins, projects, recent turns (elsewhere, inside a project),
+    older history, open questions, the tools."""
     days = request.short_term_days or settings.short_term_days
     g = _Gathering(
         conn=conn,
@@ -158,6 +161,7 @@ def gather_sections(
     return [
         _header(g, profiles.user_name),
         *_task_pins(g),
+        *_recent_work(g),
         *_this_project(g),
         *_profile_and_pins(g, profiles.core_profile, profiles.sub_profile),
         *_active_projects(g),
@@ -260,6 +264,15 @@ def _this_project(g: _Gathering) -> list[Section]:
     if other_lines:
         sections.append(Section("## Same project, other agents", other_lines))
     return sections
+
+
+def _recent_work(g: _Gathering) -> list[Section]:
+    """What the agents did lately (their actions): files most touched, the last failure."""
+    lines = work_lines(g.conn, g.user_id, git_root=g.root, since=g.since, compact=g.compact)
+    if not lines:
+        return []
+    name = _project_name(g)
+    return [Section(f"## Recent work in {name}" if name else "## Recent work", lines)]
 
 
 def _by_agent(turn: BriefTurn, platform: str | None, model: str | None) -> bool:

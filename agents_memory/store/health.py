@@ -143,10 +143,13 @@ class SecretScan:
     profiles_scanned: int = 0
     profile_user_ids: dict[str, list[int]] = field(default_factory=dict)
     """Kind -> user ids whose profile or profile history holds it."""
+    actions_scanned: int = 0
+    action_ids: dict[str, list[int]] = field(default_factory=dict)
+    """Kind -> action ids whose command, targets or excerpt hold it."""
 
     @property
     def found(self) -> bool:
-        return bool(self.memory_ids or self.summary_ids or self.profile_user_ids)
+        return bool(self.memory_ids or self.summary_ids or self.profile_user_ids or self.action_ids)
 
 
 def rows_per_platform(

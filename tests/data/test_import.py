@@ -29,6 +29,7 @@ TABLES = (
     "tag_summaries",
     "project_tag_alias_suggestions",
     "project_tag_new_suggestions",
+    "actions",
 )
 
 

@@ -4,9 +4,12 @@ with database ids replaced by the stable names a bundle carries.
 A bundle holds no database ids. A memory is named by its **key**: its ``external_uuid``, or
 for a row without one (a pinned fact, a saved message) a key derived from its id and creation
 time in the database that made it (:data:`KEY_SQL`), which an import stores as the row's
-``external_uuid``. A tag is named by its (unique) name, a user by its user name. So the same
-pool exported from two databases gives the same bytes, and an import remaps names to the ids
-of its own database (:mod:`agents_memory.store.owner.bundle_import`).
+``external_uuid``. A tag is named by its (unique) name, a user by its user name. An action is
+named by its identity (user, platform, session, key) and its turn by that turn's key
+(``turn``); it goes with the turns the filter takes (its own turn, or for an action without
+one, a turn of its session). So the same pool exported from two databases gives the same
+bytes, and an import remaps names to the ids of its own database
+(:mod:`agents_memory.store.owner.bundle_import`).
 
 Every reader takes :class:`ExportFilter` and yields plain dicts (column -> Python value) from a
 server-side cursor, so a pool of any size is read with bounded memory. The caller owns the
@@ -134,6 +137,19 @@ QUERIES: Final[dict[str, str]] = {
         " WHERE (%(project)s::bigint IS NULL OR canonical_project_tag_id(s.project_tag_id)"
         " = %(project)s) ORDER BY u.user_name, s.name"
     ),
+    "actions": (
+        "SELECT u.user_name, a.agent_platform, a.session_id, a.external_key,"
+        f" (SELECT {KEY_SQL} FROM memory m WHERE m.id = a.memory_id) AS turn, a.turn_key,"
+        " a.tool, a.kind, a.targets, a.command, a.outcome, a.exit_code, a.excerpt,"
+        " a.lines_added, a.lines_removed, a.started_at, a.duration_ms, a.device_name,"
+        " a.created_at FROM actions a JOIN users u ON u.user_id = a.user_id"
+        " WHERE (a.memory_id IS NOT NULL AND EXISTS (SELECT 1 FROM memory m"
+        "   WHERE m.id = a.memory_id AND" + _MEMORY_WHERE + "))"
+        " OR (a.memory_id IS NULL AND EXISTS (SELECT 1 FROM memory m"
+        "   WHERE m.user_id = a.user_id AND m.agent_platform = a.agent_platform"
+        "   AND m.session_id = a.session_id AND" + _MEMORY_WHERE + "))"
+        " ORDER BY u.user_name, a.agent_platform, a.session_id NULLS FIRST, a.external_key"
+    ),
     "vectors": (
         f"SELECT {KEY_SQL} AS external_uuid, m.embedding_model AS model,"
         " m.embedding::text AS embedding FROM memory m WHERE m.embedding IS NOT NULL AND"
@@ -172,11 +188,16 @@ def read_member(
 def read_markdown_turns(
     conn: psycopg.Connection[Any], flt: ExportFilter
 ) -> Iterator[dict[str, Any]]:
-    """Memory rows for the Markdown tree: by project (canonical tag name), session, time."""
+    """Memory rows for the Markdown tree: by project (canonical tag name), session, time;
+    each with its actions (``actions``: a list of their fields, ``None`` without any)."""
     query = (
         "SELECT coalesce(c.name, '') AS project, m.session_id, m.agent_platform,"
         " m.agent_model, m.role, m.message, m.message_at, m.is_pinned, m.subagent,"
-        " m.subagent_role FROM memory m"
+        " m.subagent_role, (SELECT jsonb_agg(jsonb_build_object('id', a.id, 'tool', a.tool,"
+        "   'kind', a.kind, 'targets', a.targets, 'command', a.command, 'outcome', a.outcome,"
+        "   'exit_code', a.exit_code, 'excerpt', a.excerpt, 'lines_added', a.lines_added,"
+        "   'lines_removed', a.lines_removed) ORDER BY a.started_at NULLS LAST, a.id)"
+        "   FROM actions a WHERE a.memory_id = m.id) AS actions FROM memory m"
         " LEFT JOIN project_tags c ON c.id = canonical_project_tag_id(m.p_tag_id)"
         " WHERE" + _MEMORY_WHERE + " ORDER BY 1, coalesce(m.session_id, ''), m.agent_platform,"
         f" m.message_at, {KEY_SQL}"

@@ -102,6 +102,8 @@ _ID_OF: Final = (
     + " AS key) r)"
 )
 """This database's memory id for the bundle key ``{k}`` (NULL when it has no such memory)."""
+ID_OF_KEY: Final = _ID_OF
+""":data:`_ID_OF` for the other tables' imports (:mod:`.bundle_actions`)."""
 
 
 def prepare(conn: psycopg.Connection[Any]) -> None:

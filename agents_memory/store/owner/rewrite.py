@@ -49,6 +49,9 @@ class RewriteCounts:
     profile_history_entries: int = 0
     embeddings_cleared: int = 0
     """Vectors dropped so the embedder makes them again (0 on a dry run: not known then)."""
+    actions: int = 0
+    """Actions (tool calls) whose command, targets or excerpt changed
+    (:mod:`agents_memory.store.owner.rewrite_actions`)."""
 
     @property
     def rows(self) -> int:
@@ -64,6 +67,7 @@ class RewriteCounts:
             + self.summaries
             + self.profile_texts
             + self.profile_history_entries
+            + self.actions
         )
 
 

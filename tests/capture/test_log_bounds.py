@@ -128,9 +128,13 @@ def test_the_cold_path_childs_output_follows_the_rotation(tmp_path: Path) -> Non
         f"log_to(Path({str(log)!r}), max_bytes=4000, backups=2)\n"
         f"worker = ColdPathSupervisor([sys.executable, '-c', {child!r}])\n"
         "worker.start(threading.Event())\n"
-        "time.sleep(0.5)\n"
+        f"logs = Path({str(tmp_path)!r}).glob\n"
+        "logged = lambda text: any(text in p.read_text() for p in logs('capture.log*'))\n"
+        "deadline = time.monotonic() + 30\n"
+        "while not logged('child line 0') and time.monotonic() < deadline: time.sleep(0.01)\n"
         "for n in range(60): logging.getLogger('t').warning('record %d %s', n, 'z' * 60)\n"
-        "worker.process.wait(timeout=30); time.sleep(0.3)\n"
+        "worker.process.wait(timeout=30)\n"
+        "while not logged('child line 39') and time.monotonic() < deadline: time.sleep(0.01)\n"
     )
     assert memory_capture_python(script, tmp_path) == ""
     assert "child line 39" in log.read_text()

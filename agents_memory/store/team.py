@@ -25,17 +25,13 @@ from typing import Any, Literal
 import psycopg
 from psycopg import sql
 
-from agents_memory.errors import AgentsMemoryError
+from agents_memory.errors import TeamError
 
 ROLE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 MemberKind = Literal["person", "coldpath"]
 
 _READ_ONLY = ("team_members", "schema_migrations")
 """Tables the team reads and only the admin (the schema's owner) writes."""
-
-
-class TeamError(AgentsMemoryError):
-    """A team command that cannot be done (one line, no secret)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +282,21 @@ def member_user_id(conn: psycopg.Connection[Any]) -> int | None:
         "SELECT user_id FROM team_members WHERE db_role = current_user AND kind = 'person'"
     ).fetchone()
     return int(row[0]) if row else None
+
+
+def people_for_coldpath(conn: psycopg.Connection[Any]) -> list[int] | None:
+    """As the team's Cold Path: every person's user id (the worker runs each job for each);
+    ``None`` for any other role (the worker serves its settings' user)."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM team_members WHERE db_role = current_user"
+        " AND kind = 'coldpath')"
+    ).fetchone()
+    if not row or not row[0]:
+        return None
+    found = conn.execute(
+        "SELECT user_id FROM team_members WHERE kind = 'person' ORDER BY user_id"
+    ).fetchall()
+    return [int(r[0]) for r in found]
 
 
 def shared_view(

@@ -72,6 +72,9 @@ DROP POLICY IF EXISTS team_read ON users;
 CREATE POLICY team_read ON users FOR SELECT
     USING ((SELECT am_is_coldpath()) OR user_id = (SELECT am_me())
            OR user_id IN (SELECT user_id FROM team_members WHERE kind = 'person'));
+-- The Cold Path's own entry (its settings' user: no turns) is the only row it adds.
+DROP POLICY IF EXISTS coldpath_insert ON users;
+CREATE POLICY coldpath_insert ON users FOR INSERT WITH CHECK ((SELECT am_is_coldpath()));
 DROP POLICY IF EXISTS own_update ON users;
 CREATE POLICY own_update ON users FOR UPDATE
     USING ((SELECT am_is_coldpath()) OR user_id = (SELECT am_me()))

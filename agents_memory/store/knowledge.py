@@ -34,7 +34,10 @@ def _columns(chars: int | None) -> str:
     return MEMORY_COLUMNS.replace(" message, raw_message,", cut)
 
 
-VISIBLE = "(user_id = %(user)s OR (user_id, p_tag_id) IN (SELECT owner_id, tag_id FROM am_shared_pairs()))"
+VISIBLE = (
+    "(user_id = %(user)s OR (user_id, p_tag_id) IN"
+    " (SELECT owner_id, tag_id FROM am_shared_pairs()))"
+)
 """A row ``%(user)s`` may read: their own, or a teammate's in a project that teammate shares
 (:mod:`agents_memory.store.team`; the database's policies enforce the same for a member)."""
 

@@ -12,6 +12,8 @@ handed to PostgreSQL (which keeps only its SCRAM hash) and printed once; it is n
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -40,7 +42,7 @@ class NewMember:
 
 def init(conn: psycopg.Connection[Any]) -> str:
     """Set the team up (idempotent); returns the group role's name."""
-    with conn.transaction():
+    with _committed(conn):
         return team_store.init(conn)
 
 
@@ -57,7 +59,7 @@ def add(
     created with a fresh password and the returned URL carries it (shown once)."""
     password = None if existing_role else secrets.token_urlsafe(PASSWORD_BYTES)
     try:
-        with conn.transaction():
+        with _committed(conn):
             team_store.add_member(conn, db_role, kind, password=password, user_name=user_name)
     except psycopg.errors.InsufficientPrivilege as exc:
         raise TeamError(
@@ -70,7 +72,7 @@ def add(
 
 def remove(conn: psycopg.Connection[Any], db_role: str) -> bool:
     """Revoke a member at once (their rows stay); ``False`` when not on the team."""
-    with conn.transaction():
+    with _committed(conn):
         removed = team_store.remove_member(conn, db_role)
     if removed:
         team_store.drop_role(conn, db_role)
@@ -80,14 +82,25 @@ def remove(conn: psycopg.Connection[Any], db_role: str) -> bool:
 def share(conn: psycopg.Connection[Any], user_id: int, project: str) -> tuple[str, bool]:
     """Share the person's turns in ``project`` with the team: (canonical name, changed)."""
     name, tag_id = _project(conn, project)
-    with conn.transaction():
+    with _committed(conn):
         return name, team_store.share(conn, user_id, tag_id)
 
 
 def unshare(conn: psycopg.Connection[Any], user_id: int, project: str) -> tuple[str, bool]:
     name, tag_id = _project(conn, project)
-    with conn.transaction():
+    with _committed(conn):
         return name, team_store.unshare(conn, user_id, tag_id)
+
+
+@contextmanager
+def _committed(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """Commit what the block did (and what the caller's reads began), or roll it all back."""
+    try:
+        yield
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
 
 
 def _project(conn: psycopg.Connection[Any], project: str) -> tuple[str, int]:
@@ -102,7 +115,7 @@ def _project(conn: psycopg.Connection[Any], project: str) -> tuple[str, int]:
 
 def hide(conn: psycopg.Connection[Any], user_id: int, memory_id: int) -> bool:
     """Hide a teammate's shared turn for this person only."""
-    with conn.transaction():
+    with _committed(conn):
         return team_store.hide(conn, user_id, memory_id)
 
 

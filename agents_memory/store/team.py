@@ -199,7 +199,14 @@ def remove_member(conn: psycopg.Connection[Any], db_role: str) -> bool:
 
 def drop_role(conn: psycopg.Connection[Any], db_role: str) -> bool:
     """Drop a removed member's role when nothing holds it (after :func:`remove_member` was
-    committed); ``False`` when it stays (it owns objects or still has sessions)."""
+    committed); ``False`` when it stays (it owns objects or still has sessions: those see
+    nothing and may not log in again)."""
+    busy = conn.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE usename = %s", (db_role,)
+    ).fetchone()
+    conn.commit()
+    if busy and busy[0]:
+        return False
     try:
         with conn.transaction():
             conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(db_role)))

@@ -12,13 +12,17 @@ import itertools
 import json
 import subprocess
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
 import psycopg
 import pytest
+from mcp import Client, StdioServerParameters
 
 from tests.sharedserver.conftest import (
+    BIN,
     SharedServer,
     coldpath_once,
     embedding_env,
@@ -75,6 +79,7 @@ def _claude_session(home: Path, session: str, cwd: Path, turns: list[tuple[str, 
     folder = home / ".claude" / "projects" / str(cwd).replace("/", "-")
     folder.mkdir(parents=True, exist_ok=True)
     lines = []
+    start = datetime.now(UTC) - timedelta(hours=2)  # inside the brief's recent days
     for i, (ask, answer) in enumerate(turns):
         base = {"sessionId": session, "cwd": str(cwd), "version": "2.1.197", "gitBranch": "main"}
         lines.append(
@@ -82,7 +87,7 @@ def _claude_session(home: Path, session: str, cwd: Path, turns: list[tuple[str, 
                 **base,
                 "type": "user",
                 "uuid": f"{session}-u{i}",
-                "timestamp": f"2026-12-01T10:0{i}:00.000Z",
+                "timestamp": (start + timedelta(minutes=2 * i)).isoformat(),
                 "message": {"role": "user", "content": ask},
             }
         )
@@ -91,7 +96,7 @@ def _claude_session(home: Path, session: str, cwd: Path, turns: list[tuple[str, 
                 **base,
                 "type": "assistant",
                 "uuid": f"{session}-a{i}",
-                "timestamp": f"2026-12-01T10:0{i}:30.000Z",
+                "timestamp": (start + timedelta(minutes=2 * i + 1)).isoformat(),
                 "message": {
                     "id": f"msg_{session}_{i}",
                     "type": "message",
@@ -104,6 +109,17 @@ def _claude_session(home: Path, session: str, cwd: Path, turns: list[tuple[str, 
     (folder / f"{session}.jsonl").write_text(
         "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8"
     )
+
+
+def _read_memory(env: dict[str, str], *ids: int) -> list[Any]:
+    """``read_memory`` of each id through the MCP server run as ``env``'s person."""
+    params = StdioServerParameters(command=str(BIN / "mcp-agents-memory"), args=[], env=env)
+
+    async def session() -> list[Any]:
+        async with Client(params) as client:
+            return [await client.call_tool("read_memory", {"memory_id": i}) for i in ids]
+
+    return anyio.run(session)
 
 
 def _ok(proc: subprocess.CompletedProcess[str]) -> str:
@@ -196,6 +212,11 @@ def test_private_by_default_shared_by_project_enforced_by_the_database(
             ).fetchall()
         )
         ids = dict(admin.execute("SELECT user_name, user_id FROM users").fetchall())
+        alice_ids = dict(
+            admin.execute(
+                "SELECT session_id, max(id) FROM memory WHERE role = 'assistant' GROUP BY 1"
+            ).fetchall()
+        )
     assert tagged == {"alpha": 2, "secretproj": 2, "beta": 2}
     alice_id = ids["alice_" + str(team.n)]
 
@@ -260,6 +281,30 @@ def test_private_by_default_shared_by_project_enforced_by_the_database(
         assert admin.execute(
             "SELECT count(*) FROM memory WHERE message IN ('rewritten', 'forged')"
         ).fetchone() == (0,)
+
+    # Bob's brief in his own clone of alpha tells what Alice did there; nothing private.
+    bob_alpha = _git_repo(
+        tmp_path / "bob-clone" / "alpha", "https://git.example.com/team/alpha.git"
+    )
+    hook = run_cli(
+        "memory-capture",
+        ["hook", "session-start", "--platform", "claude-code"],
+        {**team.bob, "HOOK_TIMEOUT_MS": "30000"},  # built directly (no daemon), machine busy
+        stdin=json.dumps({"session_id": "s-new", "cwd": str(bob_alpha), "source": "startup"}),
+    )
+    brief = json.loads(_ok(hook))["hookSpecificOutput"]["additionalContext"]
+    assert "## Teammates in alpha (shared with you)" in brief
+    assert f"alice_{team.n}: " in brief and "quokka" in brief
+    assert "zebrafish" not in brief
+
+    # read_memory (MCP, the SDK's client) reads Alice's shared turn, not her private one.
+    shared_id, private_id = (
+        alice_ids["s-alpha"],
+        alice_ids["s-secret"],
+    )
+    shared, private = _read_memory(team.bob, shared_id, private_id)
+    assert not shared.is_error and "quokka" in shared.content[0].text
+    assert private.is_error and "zebrafish" not in private.content[0].text
 
     # doctor says which role Bob is; team list shows who shares what.
     doctor = run_cli("mcp-agents-memory", ["doctor"], team.bob)

@@ -34,8 +34,15 @@ def _open(ctx: click.Context, *, prepare: bool = False) -> Opened:
 def init_cmd(ctx: click.Context) -> None:
     """Set the team up in this database (run once, as the schema's owner with CREATEROLE)."""
     with _open(ctx, prepare=True) as opened:
-        group = team_service.init(opened.conn)
-    click.echo(f"team ready: its members' group role is {group}")
+        ready = team_service.init(opened.conn)
+    click.echo(f"team ready: its members' group role is {ready.group}")
+    if ready.admin_statements:
+        click.echo(
+            "for members' searches to use the full-text and vector indexes, the server's "
+            "admin (a superuser) runs once in this database:"
+        )
+        for statement in ready.admin_statements:
+            click.echo(f"  {statement};")
     click.echo("next: `mcp-agents-memory team add <role>` for each person")
 
 

@@ -80,11 +80,18 @@ def _settings_notes(settings: Settings, health: DatabaseHealth) -> None:
 
 def _team(conn: Any, health: DatabaseHealth) -> None:
     """Which role this is to the team and what it shares (nothing said without a team)."""
-    from agents_memory.ops.team import describe, whoami
+    from agents_memory.ops.team import describe, index_advice, whoami
 
     who = whoami(conn)
-    if who.team is not None or who.kind != "owner":
-        health.notes.append(f"database role {describe(who)}")
+    if who.team is None and who.kind == "owner":
+        return
+    health.notes.append(f"database role {describe(who)}")
+    advice = index_advice(conn)
+    if advice:
+        health.notes.append(
+            "members' searches scan without the full-text and vector indexes until the "
+            "server's admin (a superuser) runs: " + "; ".join(advice)
+        )
 
 
 def _coldpath(conn: Any, settings: Settings, health: DatabaseHealth) -> None:

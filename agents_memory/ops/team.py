@@ -40,10 +40,27 @@ class NewMember:
     database_url: str | None
 
 
-def init(conn: psycopg.Connection[Any]) -> str:
-    """Set the team up (idempotent); returns the group role's name."""
+@dataclass(frozen=True, slots=True)
+class TeamReady:
+    group: str
+    admin_statements: list[str]
+    """What the server's admin (a superuser) still runs so members' searches use the
+    indexes (empty when done)."""
+
+
+def init(conn: psycopg.Connection[Any]) -> TeamReady:
+    """Set the team up (idempotent)."""
     with _committed(conn):
-        return team_store.init(conn)
+        group = team_store.init(conn)
+    with _committed(conn):
+        missing = team_store.leakproof_search(conn)
+    return TeamReady(group, missing)
+
+
+def index_advice(conn: psycopg.Connection[Any]) -> list[str]:
+    """The statements a superuser still has to run for members' searches to use indexes
+    (read only: the check of :func:`init` without trying)."""
+    return team_store.search_not_leakproof(conn)
 
 
 def add(

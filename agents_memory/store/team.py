@@ -86,7 +86,7 @@ def _owner_check(conn: psycopg.Connection[Any]) -> None:
 
 def init(conn: psycopg.Connection[Any]) -> str:
     """Create the team's group role (once) and grant it what members need; returns its name.
-    Needs the owner role with CREATEROLE."""
+    Needs the owner role with CREATEROLE. See :func:`leakproof_search` for the indexes."""
     _owner_check(conn)
     group = group_role(conn)
     ident = sql.Identifier(group)
@@ -129,6 +129,42 @@ def init(conn: psycopg.Connection[Any]) -> str:
             )
         )
     return group
+
+
+SEARCH_OPERATORS = (("@@", "tsvector", "tsquery"), ("<=>", "halfvec", "halfvec"))
+"""The operators a search filters and orders by with an index (full-text match, cosine
+distance). Under row-level security PostgreSQL uses an index for an operator only when its
+function is LEAKPROOF: it raises nothing and returns nothing but its answer."""
+
+
+def search_not_leakproof(conn: psycopg.Connection[Any]) -> list[str]:
+    """The statements that would mark the search operators' functions LEAKPROOF, for those
+    not marked yet (an absent operator, e.g. without pgvector, needs none)."""
+    found: list[str] = []
+    for op, left, right in SEARCH_OPERATORS:
+        row = conn.execute(
+            "SELECT o.oprcode::regprocedure::text, p.proleakproof FROM pg_operator o"
+            " JOIN pg_proc p ON p.oid = o.oprcode WHERE o.oprname = %s"
+            " AND o.oprleft = to_regtype(%s) AND o.oprright = to_regtype(%s)",
+            (op, left, right),
+        ).fetchone()
+        if row is not None and not row[1]:
+            found.append(f"ALTER FUNCTION {row[0]} LEAKPROOF")
+    return found
+
+
+def leakproof_search(conn: psycopg.Connection[Any]) -> list[str]:
+    """Mark the search operators' functions LEAKPROOF (a superuser's right), so a member's
+    search uses the same indexes as the owner's; returns the statements still to run by the
+    server's admin (empty when done)."""
+    missing: list[str] = []
+    for statement in search_not_leakproof(conn):
+        try:
+            with conn.transaction():
+                conn.execute(statement.encode())
+        except psycopg.errors.InsufficientPrivilege:
+            missing.append(statement)
+    return missing
 
 
 def add_member(
@@ -249,7 +285,7 @@ def members(conn: psycopg.Connection[Any]) -> list[Member]:
     rows = conn.execute(
         "SELECT t.db_role, t.kind, u.user_name,"
         "  coalesce(array_agg(p.name ORDER BY p.name) FILTER (WHERE p.name IS NOT NULL), '{}')"
-        " FROM team_members t LEFT JOIN users u ON u.user_id = t.user_id"
+        " FROM team_members t LEFT JOIN am_person_names() u ON u.user_id = t.user_id"
         " LEFT JOIN project_shares s ON s.user_id = t.user_id"
         " LEFT JOIN project_tags p ON p.id = s.p_tag_id"
         " GROUP BY t.db_role, t.kind, u.user_name ORDER BY t.kind DESC, t.db_role"
@@ -265,7 +301,8 @@ def whoami(conn: psycopg.Connection[Any]) -> Whoami:
     group = group_role(conn)
     team = group if _exists(conn, group) else None
     row = conn.execute(
-        "SELECT t.kind, u.user_name FROM team_members t LEFT JOIN users u USING (user_id)"
+        "SELECT t.kind, u.user_name FROM team_members t"
+        " LEFT JOIN am_person_names() u USING (user_id)"
         " WHERE t.db_role = %s",
         (role,),
     ).fetchone()
@@ -324,7 +361,8 @@ def teammates_of(conn: psycopg.Connection[Any], ids: list[int], user_id: int) ->
     if not ids:
         return {}
     rows = conn.execute(
-        "SELECT m.id, u.user_name FROM memory m JOIN users u ON u.user_id = m.user_id"
+        "SELECT m.id, u.user_name FROM memory m JOIN am_person_names() u"
+        " ON u.user_id = m.user_id"
         " WHERE m.id = ANY(%s) AND m.user_id <> %s",
         (ids, user_id),
     ).fetchall()

@@ -149,7 +149,15 @@ def team(request: pytest.FixtureRequest, tmp_path: Path, embed_server: Any) -> T
 
     owner_env = env("owner", _url(server, owner, f"owner-pw-{n}", database))
     _ok(run_cli("mcp-agents-memory", ["migrate"], owner_env))
-    assert "team ready" in _ok(run_cli("mcp-agents-memory", ["team", "init"], owner_env))
+    ready = _ok(run_cli("mcp-agents-memory", ["team", "init"], owner_env))
+    assert "team ready" in ready
+    # The owner is no superuser: init names what the server's admin runs so members' searches
+    # use the indexes; the admin runs it, as they created pgvector.
+    statements = [line.strip() for line in ready.splitlines() if "LEAKPROOF" in line]
+    assert statements and all(s.startswith("ALTER FUNCTION") for s in statements)
+    with psycopg.connect(server.cluster.admin_conninfo(database), autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement.encode())
     urls: dict[str, str] = {}
     for who, extra in (("alice", []), ("bob", []), ("cold", ["--cold-path"])):
         added = _ok(
@@ -247,6 +255,12 @@ def test_private_by_default_shared_by_project_enforced_by_the_database(
         assert bob.execute(
             "SELECT count(*) FROM memory WHERE message LIKE '%%zebrafish%%'"
         ).fetchone() == (0,)
+        # Her profile is hers; teammates' names (for attribution) are all Bob reads of users.
+        assert bob.execute(
+            "SELECT count(*) FROM users WHERE user_id = %s", (alice_id,)
+        ).fetchone() == (0,)
+        names = {r[0] for r in bob.execute("SELECT user_name FROM am_person_names()")}
+        assert names == {f"alice_{team.n}", f"bob_{team.n}"}
         # Writes to Alice's rows are refused by the database.
         assert (
             bob.execute(

@@ -54,6 +54,13 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
       JOIN project_tags t ON canonical_project_tag_id(t.id) = canonical_project_tag_id(s.p_tag_id)
 $$;
 
+-- The team's people by name (no profile): run as the schema's owner, so a member reads the
+-- names without reading the users table.
+CREATE OR REPLACE FUNCTION am_person_names() RETURNS TABLE (user_id BIGINT, user_name TEXT)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    SELECT u.user_id, u.user_name FROM users u JOIN team_members t ON t.user_id = u.user_id
+$$;
+
 ALTER TABLE users ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_history ENABLE ROW LEVEL SECURITY;
@@ -67,11 +74,11 @@ ALTER TABLE action_tombstones ENABLE ROW LEVEL SECURITY;
 ALTER TABLE project_shares ENABLE ROW LEVEL SECURITY;
 ALTER TABLE hidden_memories ENABLE ROW LEVEL SECURITY;
 
--- users: a teammate's name is visible (results are attributed); only one's own row changes.
+-- users: one's own row only (profiles are private); a teammate's name, which results carry,
+-- comes from am_person_names().
 DROP POLICY IF EXISTS team_read ON users;
 CREATE POLICY team_read ON users FOR SELECT
-    USING ((SELECT am_is_coldpath()) OR user_id = (SELECT am_me())
-           OR user_id IN (SELECT user_id FROM team_members WHERE kind = 'person'));
+    USING ((SELECT am_is_coldpath()) OR user_id = (SELECT am_me()));
 -- The Cold Path's own entry (its settings' user: no turns) is the only row it adds.
 DROP POLICY IF EXISTS coldpath_insert ON users;
 CREATE POLICY coldpath_insert ON users FOR INSERT WITH CHECK ((SELECT am_is_coldpath()));

@@ -108,7 +108,7 @@ def teammate_turns(
     each with its owner's name; none without a team (one small query)."""
     rows = conn.execute(
         f"SELECT u.user_name, {', '.join('m.' + c for c in _TURN.split(', '))}"
-        " FROM memory m JOIN users u ON u.user_id = m.user_id"
+        " FROM memory m JOIN am_person_names() u ON u.user_id = m.user_id"
         " WHERE m.user_id <> %(user)s AND m.is_active AND m.message_at >= %(since)s"
         "  AND (m.user_id, m.p_tag_id) IN (SELECT owner_id, tag_id FROM am_shared_pairs())"
         "  AND canonical_project_tag_id(m.p_tag_id) = (SELECT canonical_project_tag_id(id)"

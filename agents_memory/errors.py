@@ -25,6 +25,8 @@
     │                            names no rows, an unknown or not-archived id…)
     ├── BundleError              an export bundle that cannot be imported (bad checksum, newer
     │                            schema, not a bundle) or an export that cannot be written
+    ├── TeamError                a team command that cannot be done (not the schema's owner,
+    │                            no CREATEROLE, a role already on the team…)
     ├── ConfigFileError          a client's config file cannot be read or has an unexpected
     │                            shape; it is left untouched
     └── AdapterError             an unknown platform name, or an adapter cannot do what was asked
@@ -103,6 +105,10 @@ class UnknownProjectError(AgentsMemoryError, ValueError):
 
 
 class OwnerRequestError(AgentsMemoryError):
+    pass
+
+
+class TeamError(AgentsMemoryError):
     pass
 
 

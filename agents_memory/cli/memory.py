@@ -314,6 +314,7 @@ def _register_commands() -> None:
         ("search", "agents_memory.cli.search:search"),
         ("actions", "agents_memory.cli.actions:actions"),
         ("tags", "agents_memory.cli.tags:tags"),
+        ("team", "agents_memory.cli.team:team"),
         ("coldpath", "agents_memory.cli.coldpath:coldpath"),
         ("reembed", "agents_memory.cli.coldpath:reembed"),
         ("export", "agents_memory.cli.data:export_cmd"),

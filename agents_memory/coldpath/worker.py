@@ -37,7 +37,7 @@ from agents_memory.coldpath.base import LLM, Job, JobContext
 from agents_memory.coldpath.fresh import FreshLane
 from agents_memory.config import Settings
 from agents_memory.errors import ColdPathBusy, DatabaseError, first_line
-from agents_memory.store import database
+from agents_memory.store import database, team
 from agents_memory.store.coldpath import coldqueue
 from agents_memory.store.coldpath.coldqueue import JobReport
 from agents_memory.store.memories import ensure_user
@@ -223,7 +223,7 @@ class ColdPathWorker:
                     log.info("Cold Path job %s is disabled by the configuration", job.name)
                     self._disabled_logged.add(job.name)
                 continue
-            report = self._run_job(job, conn, now, drain=drain)
+            report = self._run_for_everyone(job, conn, now, drain=drain)
             reports.append(report)
             coldqueue.record_run(conn, report, now=now, device_name=self.settings.device_name)
             conn.commit()
@@ -231,13 +231,32 @@ class ColdPathWorker:
         self.ticks += 1
         return reports
 
-    def _run_job(
+    def _run_for_everyone(
         self, job: Job, conn: psycopg.Connection[Any], now: datetime, *, drain: bool
+    ) -> JobReport:
+        """``job`` for the settings' user, or, as a team's Cold Path, for every person (one
+        report summing theirs)."""
+        people = team.people_for_coldpath(conn)
+        if people is None:
+            return self._run_job(job, conn, now, self._user(conn), drain=drain)
+        total = JobReport(job.name)
+        for user_id in people:
+            report = self._run_job(job, conn, now, user_id, drain=drain)
+            total.processed += report.processed
+            total.failed += report.failed
+            total.skipped += report.skipped
+            total.llm_calls += report.llm_calls
+            total.heuristic += report.heuristic
+            total.notes.extend(n for n in report.notes if n not in total.notes)
+        return total
+
+    def _run_job(
+        self, job: Job, conn: psycopg.Connection[Any], now: datetime, user_id: int, *, drain: bool
     ) -> JobReport:
         ctx = JobContext(
             conn=conn,
             settings=self.settings,
-            user_id=self._user(conn),
+            user_id=user_id,
             now=now,
             llm=self.llm,
             embedder=self.embedder,

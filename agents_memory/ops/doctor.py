@@ -40,6 +40,7 @@ def run_doctor(
             inspect(conn, health, vectors_wanted=spec is not None)
             if health.schema_version >= health.schema_latest:
                 _coldpath(conn, settings, health)
+                _team(conn, health)
             if scan_secrets:
                 from agents_memory.ops.secrets import scan_secrets as scan
 
@@ -75,6 +76,22 @@ def _settings_notes(settings: Settings, health: DatabaseHealth) -> None:
         health.problems.append(mismatch)
     for name, why in ignored_seed_settings():
         health.notes.append(f"{name} is ignored: {why}")
+
+
+def _team(conn: Any, health: DatabaseHealth) -> None:
+    """Which role this is to the team and what it shares (nothing said without a team)."""
+    from agents_memory.ops.team import describe, index_advice, whoami
+
+    who = whoami(conn)
+    if who.team is None and who.kind == "owner":
+        return
+    health.notes.append(f"database role {describe(who)}")
+    advice = index_advice(conn)
+    if advice:
+        health.notes.append(
+            "members' searches scan without the full-text and vector indexes until the "
+            "server's admin (a superuser) runs: " + "; ".join(advice)
+        )
 
 
 def _coldpath(conn: Any, settings: Settings, health: DatabaseHealth) -> None:

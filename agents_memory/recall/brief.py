@@ -104,6 +104,10 @@ class Section:
     required: bool = False
 
 
+TEAMMATE_TURNS = 8
+"""At most this many of teammates' turns in the brief's project."""
+
+
 def build_brief(
     conn: psycopg.Connection[Any],
     settings: Settings,
@@ -128,6 +132,7 @@ class _Gathering:
     since: datetime
     preview: int
     root: str | None
+    remote: str | None = None
     seen: set[str] = field(default_factory=set)
     """Lines already shown: a turn appears once in a brief."""
 
@@ -147,6 +152,7 @@ def gather_sections(
     (inside one), profile and pins, projects, recent turns (elsewhere, inside a project),
     older history, open questions, the tools."""
     days = request.short_term_days or settings.short_term_days
+    git = git_info(request.cwd) if request.cwd else git_info(None)
     g = _Gathering(
         conn=conn,
         settings=settings,
@@ -155,7 +161,8 @@ def gather_sections(
         days=days,
         since=now - timedelta(days=days),
         preview=COMPACT_PREVIEW if request.mode == "compact" else FULL_PREVIEW,
-        root=git_info(request.cwd).root if request.cwd else None,
+        root=git.root,
+        remote=git.remote,
     )
     profiles = get_profiles(conn, user_id)
     return [
@@ -163,6 +170,7 @@ def gather_sections(
         *_task_pins(g),
         *_recent_work(g),
         *_this_project(g),
+        *_teammates(g),
         *_profile_and_pins(g, profiles.core_profile, profiles.sub_profile),
         *_active_projects(g),
         *_recent(g),
@@ -264,6 +272,32 @@ def _this_project(g: _Gathering) -> list[Section]:
     if other_lines:
         sections.append(Section("## Same project, other agents", other_lines))
     return sections
+
+
+def _teammates(g: _Gathering) -> list[Section]:
+    """Inside a project a teammate shares: what they did in it lately, attributed."""
+    project = briefdata.project_tag_for_git(g.conn, g.root, g.remote)
+    if project is None:
+        return []
+    found = briefdata.teammate_turns(
+        g.conn, g.user_id, since=g.since, project=project, limit=TEAMMATE_TURNS
+    )
+    budget = int(g.settings.short_term_token_limit * CHARS_PER_TOKEN) // 3
+    lines: list[str] = []
+    used = 0
+    for by, turn in found:
+        line = _turn_line(turn, g.preview, g.seen)
+        if not line:
+            continue
+        line = f"{by}: {line}"
+        if used + len(line) > budget:
+            break
+        lines.append(line)
+        used += len(line)
+    if not lines:
+        return []
+    lines.reverse()
+    return [Section(f"## Teammates in {project} (shared with you)", lines)]
 
 
 def _recent_work(g: _Gathering) -> list[Section]:

@@ -12,7 +12,7 @@ which resolves a project tag through its aliases.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ import psycopg
 from agents_memory.config import Settings
 from agents_memory.errors import SearchArgumentError, first_line
 from agents_memory.recall.search_request import SearchRequest
+from agents_memory.store import team
 from agents_memory.store.projects import resolve_project
 from agents_memory.store.search import (
     SearchFilters,
@@ -86,14 +87,23 @@ def search_user(
     close ones), not searched for nothing."""
     if request.filters.p_tag:
         resolve_project(conn, request.filters.p_tag)
-    return search_memories(
+    filters = request.filters
+    shared = team.shared_view(conn, user_id)
+    if shared:
+        filters = replace(filters, shared=shared)
+    result = search_memories(
         conn,
         user_id,
         query=request.text,
         query_vector=query_vector,
-        filters=request.filters,
+        filters=filters,
         tuning=search_tuning(settings),
     )
+    if not shared:
+        return result
+    owners = team.teammates_of(conn, [h.id for h in result.hits], user_id)
+    hits = tuple(replace(h, by=owners.get(h.id)) for h in result.hits)
+    return replace(result, hits=hits)
 
 
 # --- the query's vector, or why the search runs full-text only ---------------------------------

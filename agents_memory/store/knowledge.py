@@ -34,14 +34,29 @@ def _columns(chars: int | None) -> str:
     return MEMORY_COLUMNS.replace(" message, raw_message,", cut)
 
 
+VISIBLE = (
+    "(user_id = %(user)s OR (user_id, p_tag_id) IN"
+    " (SELECT owner_id, tag_id FROM am_shared_pairs()))"
+)
+"""A row ``%(user)s`` may read: their own, or a teammate's in a project that teammate shares
+(:mod:`agents_memory.store.team`; the database's policies enforce the same for a member)."""
+
+
 def get_memory(
-    conn: psycopg.Connection[Any], user_id: int, memory_id: int, *, chars: int | None = None
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    memory_id: int,
+    *,
+    chars: int | None = None,
+    visible: bool = False,
 ) -> MemoryRow | None:
-    """Row ``memory_id`` of ``user_id`` (``chars``: its text cut there, see :func:`_columns`)."""
+    """Row ``memory_id`` of ``user_id`` (``chars``: its text cut there, see :func:`_columns`);
+    with ``visible`` also a teammate's row ``user_id`` may read (to read, never to change)."""
+    owned = VISIBLE if visible else "user_id = %(user)s"
     with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
         cur.execute(
-            f"SELECT {_columns(chars)} FROM memory WHERE id = %s AND user_id = %s",
-            (memory_id, user_id),
+            f"SELECT {_columns(chars)} FROM memory WHERE id = %(id)s AND {owned}",
+            {"id": memory_id, "user": user_id},
         )
         return cur.fetchone()
 

@@ -21,7 +21,7 @@ from typing import Any, Final, Literal, NewType
 import psycopg
 from psycopg.rows import class_row
 
-from agents_memory.store import identity
+from agents_memory.store import identity, team
 
 Source = Literal["capture", "save_message", "manage_knowledge", "import"]
 
@@ -130,7 +130,11 @@ class InsertCounts:
 
 
 def ensure_user(conn: psycopg.Connection[Any], user_name: str) -> int:
-    """The id of ``user_name``, creating the user on first use."""
+    """The id of ``user_name``, creating the user on first use. A team member's role is its
+    person, whatever name its settings carry (:mod:`agents_memory.store.team`)."""
+    member = team.member_user_id(conn)
+    if member is not None:
+        return member
     row = conn.execute(
         "INSERT INTO users (user_name) VALUES (%s) ON CONFLICT (user_name) DO NOTHING"
         " RETURNING user_id",

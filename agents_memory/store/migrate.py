@@ -64,6 +64,8 @@ def migrate(conn: psycopg.Connection[Any]) -> list[Migration]:
     if not conn.autocommit:
         raise ValueError("migrate() needs an autocommit connection")
     shipped = available()
+    if _up_to_date(conn, shipped):
+        return []  # nothing to write: a team member's role, which may not create, gets here
     conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
     try:
         conn.execute(
@@ -90,6 +92,15 @@ def migrate(conn: psycopg.Connection[Any]) -> list[Migration]:
         conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
 
 
+def _up_to_date(conn: psycopg.Connection[Any], shipped: list[Migration]) -> bool:
+    """Whether every shipped migration is applied (read only; a newer schema is not: the
+    locked path below refuses it with its message)."""
+    if current_version(conn) == 0:
+        return False
+    applied = {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations")}
+    return applied == {m.version for m in shipped}
+
+
 def _apply(conn: psycopg.Connection[Any], migration: Migration) -> None:
     log.info("applying migration %04d_%s", migration.version, migration.name)
     try:
@@ -99,6 +110,11 @@ def _apply(conn: psycopg.Connection[Any], migration: Migration) -> None:
                 "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
                 (migration.version, migration.name),
             )
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise SchemaError(
+            f"migration {migration.version:04d}_{migration.name} needs the schema's owner: "
+            "the team's admin upgrades first (any command run as the owner migrates)"
+        ) from exc
     except psycopg.Error as exc:
         raise SchemaError(
             f"migration {migration.version:04d}_{migration.name} failed: {first_line(exc)}"

@@ -24,6 +24,7 @@ from agents_memory.store.embedded import bin_dir
 from tests.capture.test_pipeline import lay_out_fixture_home
 from tests.conftest import TEST_DIM, TEST_MODEL, postgres_processes, private_tmp_dir
 from tests.sharedserver.servers import (
+    ADMIN,
     DEBIAN_PG15,
     PASSWORD,
     ROLE,
@@ -91,7 +92,8 @@ def pg15() -> Iterator[SharedServer]:
     ca = make_tls(base / "tls", cluster)
     cluster.configure(
         "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n",
-        f"hostssl all {ROLE} 127.0.0.1/32 scram-sha-256\nhostnossl all all 0.0.0.0/0 reject\n",
+        # Every role by password over TLS (a team's people have roles of their own).
+        "hostssl all all 127.0.0.1/32 scram-sha-256\nhostnossl all all 0.0.0.0/0 reject\n",
     )
     with _started(cluster) as running:
         yield SharedServer(running, running.port, ca, vector=False)
@@ -107,7 +109,8 @@ def pg18() -> Iterator[SharedServer]:
     cluster = Cluster(reachable_binaries(bin_dir(), base, user), base, free_port(), user)
     cluster.initdb(["--locale-provider=builtin", "--builtin-locale=C.UTF-8"])
     ca = make_tls(base / "tls", cluster)
-    cluster.configure("", f"local all {ROLE} scram-sha-256\n", listen="")
+    # The admin's trust first; every other role (memuser, a team's people) by password.
+    cluster.configure("", f"local all {ADMIN} trust\nlocal all all scram-sha-256\n", listen="")
     with _started(cluster) as running:
         proxy = TlsProxy(
             running.socket_file, base / "tls" / "server.crt", base / "tls" / "server.key"

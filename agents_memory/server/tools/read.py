@@ -62,7 +62,7 @@ def run_read_memory(
     read = max_chars + 1  # no turn can show more; one more tells that it was cut
     with state.pool.connection() as conn:
         if memory_id is not None:
-            anchor = knowledge.get_memory(conn, state.user_id, memory_id, chars=read)
+            anchor = knowledge.get_memory(conn, state.user_id, memory_id, chars=read, visible=True)
             if anchor is None:
                 raise ToolError(
                     f"no memory with id {memory_id}; use the `id` of a search_memory result"
@@ -78,19 +78,22 @@ def run_read_memory(
             raise ToolError(
                 "read_memory needs `memory_id` (a search_memory result's id) or `session_id`"
             )
+        # The session is its owner's: a teammate's shared turn reads on in their session (a
+        # member's connection sees only the shared rows of it: the database's policies).
+        owner = anchor.user_id
         earlier = knowledge.session_neighbours(
-            conn, state.user_id, anchor, direction="before", limit=before + 1, chars=read
+            conn, owner, anchor, direction="before", limit=before + 1, chars=read
         )
         later = knowledge.session_neighbours(
-            conn, state.user_id, anchor, direction="after", limit=after + 1, chars=read
+            conn, owner, anchor, direction="after", limit=after + 1, chars=read
         )
-        total = knowledge.session_size(conn, state.user_id, anchor) if anchor.session_id else 1
+        total = knowledge.session_size(conn, owner, anchor) if anchor.session_id else 1
         result = _within_budget(anchor, earlier, later, before, after, max_chars, total)
         shown = {t.id for t in result.turns}
         prior = next((r for r in earlier if r.id not in shown), None)  # nearest first
         done = turn_lines(
             conn,
-            state.user_id,
+            owner,
             [ShownTurn(t.id, t.role, t.message_at) for t in result.turns],
             platform=anchor.agent_platform,
             session_id=anchor.session_id,

@@ -101,6 +101,24 @@ def project_turns(
         return cur.fetchall()
 
 
+def teammate_turns(
+    conn: psycopg.Connection[Any], user_id: int, *, since: datetime, project: str, limit: int
+) -> list[tuple[str, BriefTurn]]:
+    """Teammates' turns in ``project`` (its aliases included) that they share, newest first,
+    each with its owner's name; none without a team (one small query)."""
+    rows = conn.execute(
+        f"SELECT u.user_name, {', '.join('m.' + c for c in _TURN.split(', '))}"
+        " FROM memory m JOIN am_person_names() u ON u.user_id = m.user_id"
+        " WHERE m.user_id <> %(user)s AND m.is_active AND m.message_at >= %(since)s"
+        "  AND (m.user_id, m.p_tag_id) IN (SELECT owner_id, tag_id FROM am_shared_pairs())"
+        "  AND canonical_project_tag_id(m.p_tag_id) = (SELECT canonical_project_tag_id(id)"
+        "   FROM project_tags WHERE name = %(project)s)"
+        " ORDER BY m.message_at DESC, m.id DESC LIMIT %(limit)s",
+        {"user": user_id, "since": since, "project": project, "limit": limit},
+    ).fetchall()
+    return [(str(r[0]), BriefTurn(*r[1:])) for r in rows]
+
+
 def active_projects(
     conn: psycopg.Connection[Any], user_id: int, *, since: datetime, limit: int
 ) -> list[ActiveProject]:
@@ -170,5 +188,21 @@ def project_tag_for_root(conn: psycopg.Connection[Any], git_root: str) -> str | 
         "SELECT t.name FROM project_tags p JOIN project_tags t"
         " ON t.id = canonical_project_tag_id(p.id) WHERE p.git_root = %s LIMIT 1",
         (git_root,),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def project_tag_for_git(
+    conn: psycopg.Connection[Any], git_root: str | None, git_remote: str | None
+) -> str | None:
+    """The canonical project tag of a checkout: by its root on this machine, else by its
+    remote (a teammate's clone of the same repository lives at another path)."""
+    if not git_root and not git_remote:
+        return None
+    row = conn.execute(
+        "SELECT t.name FROM project_tags p JOIN project_tags t"
+        " ON t.id = canonical_project_tag_id(p.id)"
+        " WHERE p.git_root = %s OR p.git_remote = %s ORDER BY (p.git_root = %s) DESC LIMIT 1",
+        (git_root, git_remote, git_root),
     ).fetchone()
     return str(row[0]) if row else None

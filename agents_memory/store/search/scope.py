@@ -9,11 +9,16 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from agents_memory.store import team
 from agents_memory.store.search.types import SearchFilters
 
 
 def find_user_id(conn: psycopg.Connection[Any], user_name: str) -> int | None:
-    """The id of ``user_name`` without creating it (a search must not write)."""
+    """The id of ``user_name`` without creating it (a search must not write); a team
+    member's role is its person, whatever name its settings carry."""
+    member = team.member_user_id(conn)
+    if member is not None:
+        return member
     row = conn.execute("SELECT user_id FROM users WHERE user_name = %s", (user_name,)).fetchone()
     return int(row[0]) if row else None
 
@@ -46,7 +51,16 @@ def resolve_p_tag(conn: psycopg.Connection[Any], name: str) -> TagFilter | None:
 def filter_sql(filters: SearchFilters, tag: TagFilter | None, user_id: int) -> sql.Composable:
     """The WHERE conditions every arm shares, on alias ``m``, their values written in: a plan
     made once for the statement is then made for this user's and these filters' row counts."""
-    parts: list[sql.Composable] = [sql.SQL("m.user_id = {}").format(sql_literal(user_id))]
+    own = sql.SQL("m.user_id = {}").format(sql_literal(user_id))
+    if filters.shared:
+        teammates = [
+            sql.SQL("(m.user_id = {} AND m.p_tag_id = ANY({}::bigint[]))").format(
+                sql_literal(owner), sql_literal(list(tags))
+            )
+            for owner, tags in filters.shared
+        ]
+        own = sql.SQL("({})").format(sql.SQL(" OR ").join([own, *teammates]))
+    parts: list[sql.Composable] = [own]
     if not filters.include_archived:
         parts.append(sql.SQL("m.is_active"))
     if filters.role is not None:

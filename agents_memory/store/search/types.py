@@ -30,6 +30,10 @@ class SearchFilters:
     device_name: str | None = None
     include_archived: bool = False
     limit: int = 10
+    shared: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    """A team member's view beyond their own rows: each teammate's user id with the project
+    tags (aliases included) that teammate shares (:mod:`agents_memory.store.team`); the
+    database's policies enforce the same."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.limit <= MAX_LIMIT:
@@ -220,6 +224,8 @@ class SearchHit:
     ``mcp-agents-memory restore --id`` brings it back."""
     confidence: float | None = None
     """Roughly the chance that this is the turn asked for (:mod:`.confidence`)."""
+    by: str | None = None
+    """A teammate's name when the hit is theirs (a project they share), else ``None``."""
     chars: int | None = None
     """The whole message's length (``message`` holds at most its first
     :data:`~agents_memory.store.search.rows.HIT_READ_CHARS` characters)."""
@@ -279,6 +285,7 @@ def _hit_dict(h: SearchHit) -> dict[str, Any]:
         "message_at": h.message_at.isoformat(),
         "device_name": h.device_name,
         "cwd": h.cwd,
+        **({"by": h.by} if h.by else {}),
         "similarity": h.why.similarity,
         "confidence": h.confidence,
         "why": {

@@ -36,11 +36,12 @@ class ProjectTag:
     git_root: str | None
     git_remote: str | None
     created_at: datetime
+    description: str | None = None
 
 
 _TAG_COLUMNS = (
     "id, name, alias_of, canonical_project_tag_id(id) AS canonical_id, kind, paused,"
-    " git_root, git_remote, created_at"
+    " git_root, git_remote, created_at, description"
 )
 
 
@@ -75,6 +76,32 @@ def tag_by_name(conn: psycopg.Connection[Any], name: str) -> ProjectTag | None:
             f"SELECT {_TAG_COLUMNS} FROM project_tags WHERE name = %s", (name.strip().lower(),)
         )
         return cur.fetchone()
+
+
+def set_registry(
+    conn: psycopg.Connection[Any],
+    tag_id: int,
+    *,
+    kind: str | None,
+    paused: bool,
+    description: str | None,
+) -> None:
+    """Write a tag's registry fields (the caller passes every field, changed or not)."""
+    conn.execute(
+        "UPDATE project_tags SET kind = %s, paused = %s, description = %s WHERE id = %s",
+        (kind, paused, description, tag_id),
+    )
+
+
+def paused_project_tags(conn: psycopg.Connection[Any]) -> list[ProjectTag]:
+    """The tags whose project (their canonical tag) is paused: the project and its aliases."""
+    with conn.cursor(row_factory=class_row(ProjectTag)) as cur:
+        cur.execute(
+            f"SELECT {_TAG_COLUMNS} FROM project_tags t WHERE EXISTS (SELECT 1 FROM"
+            " project_tags c WHERE c.id = canonical_project_tag_id(t.id) AND c.paused)"
+            " ORDER BY id"
+        )
+        return cur.fetchall()
 
 
 def tag_row_counts(conn: psycopg.Connection[Any]) -> dict[int, int]:

@@ -231,15 +231,32 @@ def claim_untagged(conn: psycopg.Connection[Any], user_id: int, limit: int) -> l
         return cur.fetchall()
 
 
+def tag_row(conn: psycopg.Connection[Any], memory_id: int) -> TagRow | None:
+    """What the tagger reads of one row."""
+    with conn.cursor(row_factory=class_row(TagRow)) as cur:
+        cur.execute(
+            "SELECT id, role, left(message, 6000) AS message, git_root, git_remote FROM memory"
+            " WHERE id = %s",
+            (memory_id,),
+        )
+        return cur.fetchone()
+
+
 def write_tags(
-    conn: psycopg.Connection[Any], memory_id: int, p_tag_id: int | None, d_tags: Sequence[str]
+    conn: psycopg.Connection[Any],
+    memory_id: int,
+    p_tag_id: int | None,
+    d_tags: Sequence[str],
+    *,
+    processed: bool = True,
 ) -> None:
+    """Write a row's tags; ``processed`` false leaves it for the tagger to refine."""
     conn.execute(
-        "UPDATE memory SET p_tag_id = %s, d_tag = %s, tag_processed = true,"
+        "UPDATE memory SET p_tag_id = %s, d_tag = %s, tag_processed = %s,"
         " cold_error = CASE WHEN starts_with(cold_error, %s) THEN NULL ELSE cold_error END,"
         " cold_next_at = CASE WHEN starts_with(cold_error, %s) THEN NULL ELSE cold_next_at END"
         " WHERE id = %s",
-        (p_tag_id, list(d_tags), TAGGER_ERROR_PREFIX, TAGGER_ERROR_PREFIX, memory_id),
+        (p_tag_id, list(d_tags), processed, TAGGER_ERROR_PREFIX, TAGGER_ERROR_PREFIX, memory_id),
     )
 
 

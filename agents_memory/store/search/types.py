@@ -30,6 +30,8 @@ class SearchFilters:
     device_name: str | None = None
     include_archived: bool = False
     limit: int = 10
+    as_of: datetime | None = None
+    """The pool as it was at this moment (:func:`~agents_memory.store.search.scope.filter_sql`)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.limit <= MAX_LIMIT:

@@ -97,6 +97,7 @@ def test_tools_are_listed_with_descriptions_for_a_model(
         "device_scope",
         "limit",
         "include_archived",
+        "as_of",
     } == set(props)  # the older names still work but are not advertised
     assert all(p.get("description") for p in props.values())
     assert instructions is not None and len(instructions) <= 1900

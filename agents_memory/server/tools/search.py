@@ -169,7 +169,7 @@ def register(server: MCPServer[Any]) -> None:
         include_archived: Annotated[
             bool, Field(description="Also search archived (older or removed) memories.")
         ] = False,
-        as_of: Text | None = None,
+        as_of: Annotated[Text | None, Field(description="As the pool was on this date.")] = None,
         p_tag: OldName = None,
         date_range: OldName = None,
         agent_platform: OldName = None,

@@ -38,6 +38,7 @@ from agents_memory.capture.actions import admitted_actions, store_actions
 from agents_memory.capture.warnlimit import FileWarnings
 from agents_memory.config import Settings
 from agents_memory.errors import first_line
+from agents_memory.store import tags as tag_store
 from agents_memory.store.actions import NewAction
 from agents_memory.store.capture import cursors as cursor_store
 from agents_memory.store.capture import pause as pause_store
@@ -332,10 +333,34 @@ class Ingestor:
             )
             return []
         forgotten = tombstone_store.forgotten_among(conn, map(_turn_key, rows))
-        if not forgotten:
+        if forgotten:
+            outcome.dropped = 0
+            rows = self.prepare(read.result.turns, outcome, forgotten=forgotten)
+        return self._outside_paused_projects(conn, read, rows)
+
+    def _outside_paused_projects(
+        self, conn: psycopg.Connection[Any], read: RegionRead, rows: list[NewMemory]
+    ) -> list[NewMemory]:
+        """``rows`` less the turns of a paused project (recognised by its git remote or
+        root), which are tombstoned as ``paused`` like a paused device's, with their
+        sessions' tool calls left out."""
+        paused = tag_store.paused_project_tags(conn)
+        if not paused or not rows:
             return rows
-        outcome.dropped = 0
-        return self.prepare(read.result.turns, outcome, forgotten=forgotten)
+        kept: list[NewMemory] = []
+        passed: list[NewMemory] = []
+        for row in rows:
+            inside = tag_store.find_tag_for_git(paused, row.git_root, row.git_remote) is not None
+            (passed if inside else kept).append(row)
+        if not passed:
+            return rows
+        tombstone_store.bury_paused(conn, ((_turn_key(row), row.message) for row in passed))
+        read.outcome.dropped += len(passed)
+        gone = {(r.agent_platform, r.session_id) for r in passed}
+        gone -= {(r.agent_platform, r.session_id) for r in kept}
+        read.actions[:] = [a for a in read.actions if (a.agent_platform, a.session_id) not in gone]
+        log.info("%s: %d turn(s) of a paused project passed over", read.path, len(passed))
+        return kept
 
     # --- records the adapter or the database cannot take ------------------------------
     def _without_crashing_lines(

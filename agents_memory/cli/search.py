@@ -44,6 +44,7 @@ _HINTS = {
     "platform": "--platform",
     "role": "--role",
     "limit": "--limit",
+    "as_of": "--as-of",
 }
 """The option each argument of the search request is typed as."""
 
@@ -67,6 +68,11 @@ _HINTS = {
     "--limit", type=click.IntRange(1, MAX_LIMIT), default=10, show_default=True, help="Results."
 )
 @click.option("--include-archived", is_flag=True, help="Also search archived rows.")
+@click.option(
+    "--as-of",
+    default=None,
+    help="The pool as it was at the end of this date: facts and slot values live then.",
+)
 @json_option("the result")
 @click.option(
     "--why", is_flag=True, help="Also show why each row ranks (its full-text and vector ranks)."
@@ -85,6 +91,7 @@ def search(
     device_scope: str,
     limit: int,
     include_archived: bool,
+    as_of: str | None,
     as_json: bool,
     why: bool,
 ) -> None:
@@ -107,8 +114,10 @@ def search(
             device_scope=device_scope,
             limit=limit,
             include_archived=include_archived,
+            as_of=as_of,
         )
         request.period(now)  # a date it cannot read is refused before any search
+        request.moment(now)
     except SearchArgumentError as exc:
         raise click.BadParameter(str(exc), param_hint=_HINTS.get(exc.argument or "")) from exc
     result = ask_daemon(settings, request, now)

@@ -17,6 +17,7 @@ import click
 import psycopg
 
 from agents_memory.cli.common import debug_option, settings_from
+from agents_memory.coldpath.tag_decisions import Kind
 from agents_memory.errors import OwnerRequestError
 from agents_memory.ops import tags as tag_service
 from agents_memory.store import tags as tag_store
@@ -176,4 +177,36 @@ def unalias(ctx: click.Context, source: str) -> None:
     conn, _user_id = _open(ctx)
     with conn, _one_line():
         message = tag_service.unalias_tag(conn, source)
+    click.echo(message)
+
+
+@tags.command("set")
+@click.argument("name")
+@click.option(
+    "--kind",
+    type=click.Choice(["project", "category", "none"]),
+    default=None,
+    help="Put the tag in the registry the tagger chooses from (none: take it out).",
+)
+@click.option(
+    "--paused/--active",
+    default=None,
+    help="Pause the project (not captured, left out of the brief) or make it active again.",
+)
+@click.option("--description", default=None, help="What the project is (empty text clears it).")
+@debug_option
+@click.pass_context
+def set_tag(
+    ctx: click.Context,
+    name: str,
+    kind: Kind | None,
+    paused: bool | None,
+    description: str | None,
+) -> None:
+    """Set project NAME's registry fields: kind, paused, description."""
+    conn, _user_id = _open(ctx)
+    with conn, _one_line():
+        message = tag_service.set_registry(
+            conn, name, kind=kind, paused=paused, description=description
+        )
     click.echo(message)

@@ -103,6 +103,12 @@ def print_status(status: CaptureStatus) -> None:
     console.print(f"device {status.device} · database {status.database} · daemon {daemon}")
     if status.paused:
         console.print(f"[yellow]{status.paused}[/yellow]: `memory-capture resume` ends it")
+    if status.paused_projects:
+        names = ", ".join(status.paused_projects)
+        console.print(
+            f"[yellow]paused projects (not captured): {names}[/yellow]:"
+            " `mcp-agents-memory tags set NAME --active` resumes one"
+        )
     table = counts_table(
         ("platform", "files", "tracked", "rows", "last capture", "behind", "bad", "unknown")
     )

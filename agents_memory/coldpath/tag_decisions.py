@@ -169,3 +169,40 @@ def _apply_one(conn: psycopg.Connection[Any], user_id: int, suggestion_id: int) 
         f"{suggestion.name!r} left pending ({why}); ask the user, then confirm_new_tag or "
         "reject_new_tag",
     )
+
+
+Kind = Literal["project", "category", "none"]
+"""A registry kind to set (``none``: out of the registry)."""
+MAX_DESCRIPTION = 500
+
+
+def set_registry(
+    conn: psycopg.Connection[Any],
+    name: str,
+    *,
+    kind: Kind | None = None,
+    paused: bool | None = None,
+    description: str | None = None,
+) -> str:
+    """Set project ``name``'s registry fields (``None``: left as it is; an empty description
+    clears it). A tag with a ``kind`` is in the registry the tagger chooses from; a paused
+    project is not captured and leaves the brief's Active Projects."""
+    tag = tag_named(conn, name)
+    if tag.alias_of is not None:
+        tags = tag_store.list_project_tags(conn)
+        canonical = next((t.name for t in tags if t.id == tag.canonical_id), "?")
+        raise TagEditError(f"{tag.name!r} is an alias of {canonical!r}: set {canonical!r} itself")
+    if kind is None and paused is None and description is None:
+        raise TagEditError("say what to set: kind, paused or description")
+    if description is not None and len(description) > MAX_DESCRIPTION:
+        raise TagEditError(f"a description is at most {MAX_DESCRIPTION} characters")
+    new_kind = tag.kind if kind is None else (None if kind == "none" else kind)
+    new_paused = tag.paused if paused is None else paused
+    new_description = tag.description if description is None else (description.strip() or None)
+    tag_store.set_registry(
+        conn, tag.id, kind=new_kind, paused=new_paused, description=new_description
+    )
+    parts = [f"kind {new_kind or 'none'}", "paused" if new_paused else "active"]
+    if new_description:
+        parts.append(f"described as {new_description[:60]!r}")
+    return f"{tag.name!r}: " + ", ".join(parts)

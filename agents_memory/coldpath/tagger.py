@@ -20,6 +20,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
+
+import psycopg
 
 from agents_memory.coldpath import prompts
 from agents_memory.coldpath.base import Job, JobContext
@@ -174,38 +177,66 @@ class TaggerJob(Job):
         return tag.id
 
     def _adopt_repository(self, ctx: JobContext, row: TagRow, known: _Known) -> int | None:
-        """Create the confirmed tag of a repository no tag owns and file its earlier rows;
-        ``None`` when a person rejected (or merged away) this repository's suggestion. A
-        suggestion still pending from an older version is confirmed with its name."""
-        existing: NewTagSuggestion | None = suggestion_store.git_suggestion_for(
-            ctx.conn, ctx.user_id, row.git_root, row.git_remote
+        return adopt_repository(ctx.conn, ctx.user_id, row, known)
+
+
+def tag_now(conn: psycopg.Connection[Any], user_id: int, memory_id: int, *, final: bool) -> bool:
+    """The tagger's heuristic for one row, at once (``manage_knowledge`` tags what it stores
+    in the same call): the project of its repository (a new repository's tag made as the
+    tagger makes it) and keyword d_tags. ``final``: no model will refine them (the row is
+    done); otherwise the row stays queued and the Cold Path's tagger asks the model. False
+    when there is no such row."""
+    row = tag_store.tag_row(conn, memory_id)
+    if row is None:
+        return False
+    known = _Known(
+        tag_store.list_project_tags(conn),
+        [],
+        False,
+        suggestion_store.new_suggestion_names(conn, user_id),
+    )
+    project = tag_store.find_tag_for_git(known.tags, row.git_root, row.git_remote)
+    if project is None and (row.git_root or row.git_remote):
+        project = adopt_repository(conn, user_id, row, known)
+    tag_store.write_tags(conn, row.id, project, keyword_tags(row.message), processed=final)
+    return True
+
+
+def adopt_repository(
+    conn: psycopg.Connection[Any], user_id: int, row: TagRow, known: _Known
+) -> int | None:
+    """Create the confirmed tag of a repository no tag owns and file its earlier rows;
+    ``None`` when a person rejected (or merged away) this repository's suggestion. A
+    suggestion still pending from an older version is confirmed with its name."""
+    existing: NewTagSuggestion | None = suggestion_store.git_suggestion_for(
+        conn, user_id, row.git_root, row.git_remote
+    )
+    if existing is not None and existing.status in ("rejected", "superseded"):
+        return None
+    name = (
+        existing.name
+        if existing is not None
+        else _free_name(_repository_names(row.git_root, row.git_remote), known)
+    )
+    if name is None:
+        return None
+    tag_id = tag_store.create_project_tag(
+        conn, name, git_root=row.git_root, git_remote=row.git_remote
+    )
+    filed = tag_store.retro_tag_git(conn, tag_id, row.git_root, row.git_remote)
+    if existing is not None and existing.status == "pending":
+        suggestion_store.decide_new_suggestion(
+            conn,
+            existing.id,
+            "confirmed",
+            decided_by="system",
+            reason="a git repository is a project",
+            project_tag_id=tag_id,
+            retrotagged=filed,
         )
-        if existing is not None and existing.status in ("rejected", "superseded"):
-            return None
-        name = (
-            existing.name
-            if existing is not None
-            else _free_name(_repository_names(row.git_root, row.git_remote), known)
-        )
-        if name is None:
-            return None
-        tag_id = tag_store.create_project_tag(
-            ctx.conn, name, git_root=row.git_root, git_remote=row.git_remote
-        )
-        filed = tag_store.retro_tag_git(ctx.conn, tag_id, row.git_root, row.git_remote)
-        if existing is not None and existing.status == "pending":
-            suggestion_store.decide_new_suggestion(
-                ctx.conn,
-                existing.id,
-                "confirmed",
-                decided_by="system",
-                reason="a git repository is a project",
-                project_tag_id=tag_id,
-                retrotagged=filed,
-            )
-        known.refresh(tag_store.list_project_tags(ctx.conn))
-        log.info("tagger: new project tag %s for %s", name, row.git_remote or row.git_root)
-        return tag_store.find_tag_for_git(known.tags, row.git_root, row.git_remote) or tag_id
+    known.refresh(tag_store.list_project_tags(conn))
+    log.info("tagger: new project tag %s for %s", name, row.git_remote or row.git_root)
+    return tag_store.find_tag_for_git(known.tags, row.git_root, row.git_remote) or tag_id
 
 
 def _repository_names(git_root: str | None, git_remote: str | None) -> list[str]:

@@ -8,14 +8,18 @@ A bundle is one zip file::
                              filters, row counts and the sha256 of every member
     users.jsonl              user names and profiles
     profile_history.jsonl    every profile change
-    project_tags.jsonl       project tags (aliases by name)
-    memory.jsonl             every memory, every column that carries meaning
+    project_tags.jsonl       project tags (aliases by name; registry kind, paused, description)
+    memory.jsonl             every memory, every column that carries meaning (a fact's slot,
+                             expiry, and the key of the value that superseded it)
     memory_history.jsonl     edits (the memory by its key)
     tag_summaries.jsonl      Clusterer summaries (their sources by key)
     alias_suggestions.jsonl  tag alias suggestions (tags by name, evidence by key)
     new_tag_suggestions.jsonl
     actions.jsonl            the agents' tool calls (their turn by key); a bundle written
                              before actions were kept has none (:data:`OPTIONAL`)
+    task_pins.jsonl          every task pin event (the pin by a key of its create event)
+    tombstones.jsonl         what the owner forgot: keys and text hashes, never text
+    action_tombstones.jsonl  the forgotten tool calls' identities
     vectors.jsonl            only with ``--vectors``: key, model, vector (same order as memory)
 """
 
@@ -40,9 +44,12 @@ TABLES: Final = (
     "alias_suggestions",
     "new_tag_suggestions",
     "actions",
+    "task_pins",
+    "tombstones",
+    "action_tombstones",
 )
 """The data members, in the order an import needs them (names before what refers to them)."""
-OPTIONAL: Final = frozenset({"actions"})
+OPTIONAL: Final = frozenset({"actions", "task_pins", "tombstones", "action_tombstones"})
 """Members added after format 1 was first written: a bundle without them still imports."""
 VECTORS: Final = "vectors"
 

@@ -79,6 +79,8 @@ class MemoryMerge:
         self.users = store.user_names(conn)
         self.devices = store.device_names(conn)
         self.batch: list[_Row] = []
+        self.later: list[_Row] = []
+        """Superseded slot values: imported last, so their successors are in."""
         self.vectors_written = 0
 
     def add(self, line: int, row: dict[str, Any], vector: dict[str, Any] | None) -> None:
@@ -119,6 +121,9 @@ class MemoryMerge:
             embedding=vector["embedding"] if vector else None,
             embedding_model=vector["model"] if vector else None,
         )
+        if values.get("superseded_by") is not None:
+            self.later.append(_Row(line, memory))  # after its successor (:meth:`link_history`)
+            return
         self.batch.append(_Row(line, memory))
         if len(self.batch) >= BATCH:
             self.flush()
@@ -169,6 +174,22 @@ class MemoryMerge:
             if device is not None and device not in self.devices:
                 self.report.new_device(str(device))
         store.remember_keys(self.conn, remembered)
+        lines = {key: row.line for row, key in accepted}
+        for key, slot in store.slot_clashes(self.conn):
+            text = f"slot {slot!r}: this pool fills it with another live value, which stays;"
+            self.report.note(MEMBER, lines.get(key, 0), f"{text} {key!r} came in without it")
+
+        for key, successor in store.lost_successors(self.conn, list(lines)):
+            text = f"{key!r} was superseded by {successor!r}, which neither pool nor bundle has"
+            self.report.note(MEMBER, lines[key], text)
+
+    def link_history(self) -> None:
+        """Once every other row is in: the superseded slot values, newest first, each
+        pointing at its successor (imported just before it, or stored here)."""
+        for row in reversed(self.later):
+            self.batch = [row]
+            self.flush()
+        self.later = []
 
     def _decide(
         self, row: _Row, pending: dict[str, StoredTurn], stored: dict[str, StoredTurn]

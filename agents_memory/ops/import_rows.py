@@ -19,6 +19,8 @@ _TEXTS: Final = (
     "git_root",
     "git_remote",
     "raw_message",
+    "slot",
+    "superseded_by",
 )
 """Text or null."""
 _REQUIRED_TEXTS: Final = ("external_uuid", "user_name", "agent_platform", "message")
@@ -28,6 +30,7 @@ _CHECKED: Final = tuple(
 """Texts checked for NULs and lone surrogates (admission cleans the message's own)."""
 _FLAGS: Final = ("subagent", "is_active", "is_pinned", "tag_processed")
 _TIMES: Final = ("message_at", "created_at", "updated_at")
+_OPTIONAL_TIMES: Final = ("archived_at", "expires_at", "superseded_at")
 _SOURCES: Final = ("capture", "save_message", "manage_knowledge", "import")
 
 
@@ -77,10 +80,8 @@ def _field_problem(row: dict[str, Any]) -> str | None:
     checked = [(n, get(n)) for n in _CHECKED]
     if any(v is not None and _bad_text(v) for _n, v in checked):
         return next(f"{n} {why}" for n, v in checked if v is not None and (why := _bad_text(v)))
-    for name in _TIMES:
-        if problem := _time_problem(name, get(name), required=True):
-            return problem
-    return _time_problem("archived_at", get("archived_at"), required=False)
+    times = [(n, True) for n in _TIMES] + [(n, False) for n in _OPTIONAL_TIMES]
+    return next((p for n, req in times if (p := _time_problem(n, get(n), required=req))), None)
 
 
 def _meaning_problem(row: dict[str, Any]) -> str | None:

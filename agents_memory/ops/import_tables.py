@@ -17,6 +17,7 @@ from agents_memory.gitinfo import GitInfo
 from agents_memory.ops import bundle_format as fmt
 from agents_memory.ops import import_report as why
 from agents_memory.ops.import_report import ImportReport
+from agents_memory.store.owner import bundle_extra
 from agents_memory.store.owner import bundle_import as store
 
 Numbered = Iterable[tuple[int, Any]]
@@ -93,6 +94,11 @@ class TableMerge:
         elif table == "memory_history" and not store.memory_known(self.conn, row["memory"]):
             detail = f"an edit of memory {row['memory']!r}, which neither pool nor bundle has"
             self.report.refuse(table, line, why.UNKNOWN_MEMORY, detail)
+        elif table == "task_pins" and not bundle_extra.pin_known(
+            self.conn, row["user_name"], row["pin"]
+        ):
+            detail = f"an update of pin {row['pin']!r}, which neither pool nor bundle has"
+            self.report.refuse(table, line, why.UNKNOWN_PIN, detail)
         else:
             tally.present += 1
 
@@ -102,7 +108,7 @@ class TableMerge:
             self._malformed(table, line, "the line is not a JSON object")
             return None
         user = row.get("user_name")
-        if table != "memory_history" and (
+        if table not in ("memory_history", "tombstones") and (
             not isinstance(user, str) or user not in self.known_users
         ):
             self.report.refuse(table, line, why.UNKNOWN_USER, f"unknown user {user!r}")
@@ -119,6 +125,8 @@ class TableMerge:
             detail = f"unknown project {missing[0]!r}" if missing else "no project and no topic"
             self.report.refuse(table, line, why.UNKNOWN_TAG if missing else why.NO_TARGET, detail)
             return None
+        if table == "task_pins":
+            return self._admitted_pin(line, row)
         return self._admitted_edit(line, row) if table == "memory_history" else row
 
     def _admitted_edit(self, line: int, row: dict[str, Any]) -> dict[str, Any] | None:
@@ -133,6 +141,25 @@ class TableMerge:
             self.report.refuse("memory_history", line, result.reason, detail)
             return None
         return {**row, "old_message": result.text}
+
+    def _admitted_pin(self, line: int, row: dict[str, Any]) -> dict[str, Any] | None:
+        """A task pin event with its title and note through admission (redaction)."""
+        texts: dict[str, str | None] = {}
+        for name in ("title", "note"):
+            text = row.get(name)
+            if text is None and name == "note":
+                texts[name] = None
+                continue
+            if not isinstance(text, str):
+                self._malformed("task_pins", line, f"{name} is not a text")
+                return None
+            result = self.admission.edited_text(text)
+            if isinstance(result, Refused):
+                detail = f"the {name} of pin {row.get('pin')!r}: refused ({result.reason})"
+                self.report.refuse("task_pins", line, result.reason, detail)
+                return None
+            texts[name] = result.text
+        return {**row, **texts}
 
     def tags(self, rows: list[tuple[int, Any]]) -> None:
         """Tags by name; an alias is inserted after the tag it points at (a cycle, or a target

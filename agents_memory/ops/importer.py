@@ -277,6 +277,7 @@ class _Import:
             if progress is not None and merge.tally.rows % BATCH == 0:
                 progress("memory", merge.tally.rows, total)
         merge.flush()
+        merge.link_history()
         self.vectors_written = merge.vectors_written
         if progress is not None:
             progress("memory", merge.tally.rows, total)

@@ -35,6 +35,7 @@ from agents_memory.errors import TagEditError
 from agents_memory.gitinfo import NO_GIT
 from agents_memory.masking import mask
 from agents_memory.ops import seed_map
+from agents_memory.ops.seed_pins import SeedPins
 from agents_memory.ops.seed_report import ImportReport
 from agents_memory.store import entry, knowledge, tags, vectors
 from agents_memory.store.knowledge import ProfileField
@@ -191,7 +192,11 @@ def import_seed_a(
             wanted = {
                 i for s in suggestions for i in (*s.evidence_memory_ids, *s.conflict_memory_ids)
             }
-            keys = _memories(target, source, owners, tag_ids, wanted, source_model, progress)
+            pins = SeedPins()
+            keys = _memories(
+                target, source, (owners, pins), tag_ids, wanted, source_model, progress
+            )
+            pins.write(target.conn, target.admission, report)
             _alias_suggestions(target, suggestions, owners, tag_ids, keys)
             _new_suggestions(target, source, owners, tag_ids)
             return finish(target, started)
@@ -270,13 +275,15 @@ def _tags(target: Target, seed_tags: list[SeedATag]) -> dict[int, int]:
 def _memories(
     target: Target,
     source: SeedASource,
-    owners: dict[int, int],
+    people: tuple[dict[int, int], SeedPins],
     tag_ids: dict[int, int],
     wanted: set[int],
     source_model: str,
     progress: Progress | None,
 ) -> dict[int, str]:
-    """Every memory row, in batches; returns the keys of the seed ids in ``wanted``."""
+    """Every memory row, in batches (task rows set aside in ``people``'s pins, by owner);
+    returns the keys of the seed ids in ``wanted``."""
+    owners, pins = people
     dim = source.vector_dim()
     keep = target.has_vector and (target.model, target.dim) == (source_model, dim)
     if dim is not None and not keep:
@@ -286,11 +293,14 @@ def _memories(
         )
     identity, total, done = source.identity(), source.memory_count(), 0
     keys: dict[int, str] = {}
-    skipped = {"task pins": 0, "role": 0}
+    skipped = {"role": 0}
     venues: dict[str, int] = {}
     for batch in source.memories(with_vectors=keep):
         by_user: dict[int, list[tuple[NewMemory, ImportedState]]] = {}
         for row in batch:
+            if row.entry_type == "task":
+                pins.add(owners.get(row.user_id, target.user_id), row)
+                continue
             mapped = _seed_a_row(target, row, identity, tag_ids, source_model, skipped, venues)
             if mapped is not None:
                 by_user.setdefault(owners.get(row.user_id, target.user_id), []).append(mapped)
@@ -336,10 +346,7 @@ def _seed_a_row(
     skipped: dict[str, int],
     venues: dict[str, int],
 ) -> tuple[NewMemory, ImportedState] | None:
-    if row.entry_type != "memory":
-        skipped["task pins"] += 1
-        return None
-    role = seed_map.role_of(row.role)
+    role = seed_map.role_of(row.role) if row.entry_type == "memory" else None
     if role is None:
         skipped["role"] += 1
         return None
@@ -361,11 +368,8 @@ def _report_seed_a_leftovers(
     report: ImportReport, skipped: dict[str, int], venues: dict[str, int]
 ) -> None:
     report.no_equivalent(
-        "task pins (entry_type='task')",
-        skipped["task pins"],
-        "no task_pin store here yet; they stay in seed A",
+        "rows of another role or entry type", skipped["role"], "only user and assistant turns"
     )
-    report.no_equivalent("rows of another role", skipped["role"], "only user and assistant turns")
     if venues:
         shown = ", ".join(f"{v} {n}" for v, n in sorted(venues.items()))
         report.no_equivalent(

@@ -1,12 +1,12 @@
 """Import from unified-memory-mcp (unified-memory-mcp's SQLite file), idempotently.
 
 Messages become memories (their ``session_id`` kept, their ``source`` as the platform); a fact
-slot's live value becomes a pinned memory (``[category] name: body``), an expired value an
-archived one; live persona traits become the core profile. What has no equivalent here yet —
-a slot's superseded values (fact-slot history comes with slots), summaries, the entity graph
-and typed links, messages moved to unified-memory-mcp's archive file, other roles — is counted in
-the
-report, never dropped silently. The steps shared with the JS original are in
+slot's values fill the same slot here (``category.name``; the text ``[category] name: body``):
+the live value pinned, with its expiry, an expired one archived, superseded ones archived as
+the slot's history pointing at what replaced them. Live persona traits become the core
+profile. What has no equivalent here yet (summaries, the entity graph and typed links,
+messages moved to unified-memory-mcp's archive file, other roles, earlier persona traits) is
+counted in the report, never dropped silently. The steps shared with the JS original are in
 :mod:`agents_memory.ops.seed_import`.
 """
 
@@ -28,6 +28,7 @@ from agents_memory.ops.seed_import import (
 )
 from agents_memory.ops.seed_report import ImportReport
 from agents_memory.store.memories import NewMemory
+from agents_memory.store.seeds import seed_write
 from agents_memory.store.seeds.seed_b import (
     COUNTED_TABLES,
     SeedBFact,
@@ -174,19 +175,22 @@ def _message(
 
 
 def _facts(target: Target, facts: list[SeedBFact], identity: str, owner: str) -> None:
-    """Live slots → pinned memories, expired → archived ones, live persona traits → the core
-    profile; superseded values are counted (slot history arrives with fact slots)."""
+    """Each slot's values into fact slots: the live value a pinned memory in its slot (with
+    its expiry), an expired one archived in it, superseded ones archived as its history,
+    each pointing at the value that replaced it. Live persona traits become the core
+    profile."""
     now = time.time()
     persona: list[SeedBFact] = []
-    superseded = weighted = 0
+    weighted = earlier_traits = 0
     rows: list[tuple[NewMemory, ImportedState]] = []
+    kept: list[tuple[SeedBFact, str]] = []
     for fact in facts:
         state = seed_map.fact_state(fact, now)
-        if state == "superseded":
-            superseded += 1
-            continue
-        if fact.category == seed_map.PERSONA_CATEGORY and state == "live":
-            persona.append(fact)
+        if fact.category == seed_map.PERSONA_CATEGORY:
+            if state == "live":
+                persona.append(fact)
+            else:
+                earlier_traits += 1
             continue
         weighted += fact.importance != 0.5
         key = seed_map.seed_b_key(identity, "fact", fact.id)
@@ -199,17 +203,56 @@ def _facts(target: Target, facts: list[SeedBFact], identity: str, owner: str) ->
                     seed_map.seed_b_fact_state(fact, key, live=live),
                 )
             )
+            kept.append((fact, key))
     store_new(target, target.user_id, rows, "facts")
+    _slots(target, kept, identity)
     if persona:
         merge_profile(
             target, target.user_id, "core_profile", seed_map.persona_profile(persona), owner
         )
     report = target.report
     report.no_equivalent(
-        "superseded fact values",
-        superseded,
-        "a slot's earlier values; no fact-slot history here yet (the live value is imported)",
+        "earlier persona traits", earlier_traits, "the profile keeps the live traits only"
     )
     report.no_equivalent(
         "fact importance", weighted, "importance other than 0.5; pinned is the only weight here"
     )
+
+
+def _slots(target: Target, kept: list[tuple[SeedBFact, str]], identity: str) -> None:
+    """Give the imported facts their slots, superseded values pointing at their successor."""
+    keys = [key for _f, key in kept]
+    keys += [seed_map.seed_b_key(identity, "fact", f.superseded_by) for f, _k in kept]
+    ids = seed_write.ids_by_key(target.conn, keys)
+    slots: list[seed_write.FactSlotRow] = []
+    unnamed = 0
+    for fact, key in kept:
+        slot = seed_map.fact_slot(fact)
+        if slot is None or key not in ids:
+            unnamed += slot is None
+            continue
+        ended = seed_map.epoch(fact.valid_until) if fact.valid_until else None
+        successor = (
+            ids.get(seed_map.seed_b_key(identity, "fact", fact.superseded_by))
+            if fact.superseded_by
+            else None
+        )
+        slots.append(
+            seed_write.FactSlotRow(
+                memory_id=ids[key],
+                slot=slot,
+                expires_at=None if fact.superseded_by else ended,
+                successor=successor,
+                superseded_at=ended if fact.superseded_by else None,
+            )
+        )
+    clashed = seed_write.fill_fact_slots(target.conn, slots)
+    for memory_id in clashed:
+        target.report.conflict(
+            "facts", f"memory {memory_id}: this pool fills its slot with another live value"
+        )
+    if unnamed:
+        target.report.notes.append(
+            f"{unnamed} seed B fact(s) whose category and name make no slot name came in"
+            " without a slot"
+        )

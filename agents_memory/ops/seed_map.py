@@ -12,6 +12,7 @@ slot's superseded values, summaries, the graph) is counted in the report.
 
 from __future__ import annotations
 
+import re
 import struct
 from datetime import UTC, datetime
 from typing import Final, Literal
@@ -161,6 +162,17 @@ def fact_state(fact: SeedBFact, now: float) -> FactState:
 def fact_text(fact: SeedBFact) -> str:
     """A fact slot as one line of memory text: ``[category] name: body``."""
     return f"[{fact.category}] {fact.name}: {fact.body}"
+
+
+_SLOT_CHARS: Final = re.compile(r"[^a-z0-9_.:/-]+")
+_SLOT: Final = re.compile(r"^[a-z0-9][a-z0-9_.:/-]{0,99}$")
+
+
+def fact_slot(fact: SeedBFact) -> str | None:
+    """A slot's name here (``category.name``, lower case, other characters as ``-``);
+    ``None`` when nothing of it is a slot name (a name in another script, say)."""
+    text = _SLOT_CHARS.sub("-", f"{fact.category}.{fact.name}".strip().lower()).strip("-.")
+    return text if _SLOT.match(text) else None
 
 
 def seed_b_fact(fact: SeedBFact, key: str, admitted: Admitted, *, live: bool) -> NewMemory:

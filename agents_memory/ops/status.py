@@ -9,10 +9,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from agents_memory.capture.daemon import running_pid
 from agents_memory.capture.discovery import Catalog, Unreadable
 from agents_memory.config import Settings
 from agents_memory.store import database
+from agents_memory.store import tags as tag_store
 from agents_memory.store.capture import cursors as cursor_store
 from agents_memory.store.capture.pause import active_pauses, pause_sentence
 from agents_memory.store.health import rows_per_platform
@@ -53,12 +56,19 @@ class CaptureStatus:
     (each also a problem)."""
     paused: str | None = None
     """``memory capture is paused (…)`` while a pause holds on this device."""
+    paused_projects: list[str] = field(default_factory=list)
+    """Projects paused in the tag registry (``tags set NAME --paused``): not captured."""
     bad_records: list[dict[str, Any]] = field(default_factory=list)
     """Transcripts with records capture skipped: ``path``, ``platform``, ``count``,
     ``last_issue`` (why the last one was skipped); each also a problem."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def paused_project_names(conn: psycopg.Connection[Any]) -> list[str]:
+    """The paused projects' names (their aliases are paused with them)."""
+    return sorted(t.name for t in tag_store.paused_project_tags(conn) if t.alias_of is None)
 
 
 def untrusted_hooks(installed: dict[str, list[str]]) -> list[str]:
@@ -107,6 +117,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
             status.coldpath = coldpath_status(conn, settings).as_dict()
             rows = rows_per_platform(conn, settings.device_name)
             status.paused = pause_sentence(active_pauses(conn, settings.device_name))
+            status.paused_projects = paused_project_names(conn)
     except Exception as exc:  # status must explain, not crash
         status.problems.append(f"database: {exc}")
         return status

@@ -20,6 +20,7 @@ from typing import Any
 import psycopg
 
 from agents_memory.coldpath import tag_decisions as decisions
+from agents_memory.coldpath.tag_decisions import Kind
 from agents_memory.errors import OwnerRequestError, TagEditError
 from agents_memory.store import tags as tag_store
 from agents_memory.store.coldpath import tag_suggestions as suggestion_store
@@ -153,6 +154,20 @@ def unalias_tag(conn: psycopg.Connection[Any], source: str) -> str:
     """Make tag ``source`` a project of its own again (history is not rewritten)."""
     with _owner_error():
         return decisions.unset_alias(conn, source)
+
+
+def set_registry(
+    conn: psycopg.Connection[Any],
+    name: str,
+    *,
+    kind: Kind | None = None,
+    paused: bool | None = None,
+    description: str | None = None,
+) -> str:
+    """Set project ``name``'s registry fields (``None``: unchanged; see
+    :func:`agents_memory.coldpath.tag_decisions.set_registry`)."""
+    with _owner_error():
+        return decisions.set_registry(conn, name, kind=kind, paused=paused, description=description)
 
 
 @contextmanager

@@ -25,6 +25,8 @@ from agents_memory.admission.admit import (
     Refused,
     create_admission,
 )
+from agents_memory.coldpath import tagger
+from agents_memory.coldpath.llm_routing import role_endpoint
 from agents_memory.daterange import parse_date_range, parse_duration
 from agents_memory.errors import AgentsMemoryError, KnowledgeError
 from agents_memory.recall.state import ServerState
@@ -113,7 +115,11 @@ def manage_knowledge(
     slot: str | None = None,
     expires: str | None = None,
     now: datetime | None = None,
+    speaker: Speaker | None = None,
 ) -> KnowledgeResult:
+    """``speaker``: the subagent that stores a fact (seed A's fields; only ``add`` keeps it).
+    ``model`` is not kept: a pinned fact is the user's."""
+    del model
     if target == "sub_profile":
         return _sub_profile(state, action, content)
     if action == "add":
@@ -123,7 +129,7 @@ def manage_knowledge(
             expiry(expires, now or datetime.now(UTC)) if expires is not None else None,
         )
         admitted = _admitted(_admission(state).pinned_fact(text, cwd=state.cwd), text, action)
-        return _add(state, admitted, platform, model, fact)
+        return _add(state, admitted, platform, speaker or Speaker(), fact)
     if slot is not None or expires is not None:
         raise KnowledgeError(
             "`slot` and `expires` go with action=add: add the new value and it replaces the "
@@ -162,13 +168,14 @@ def manage_knowledge(
             has_vector=state.has_vector,
         )
         embedded = _embed_now(state, conn, memory_id, admitted.text)
+        tagged = _tag_now(state, conn, memory_id)
         return KnowledgeResult(
             stored=True,
             action=action,
             target=target,
             id=memory_id,
             is_pinned=row.is_pinned,
-            tagged="pending",
+            tagged=tagged,
             embedded=embedded,
             note="previous text kept in history",
         )
@@ -178,7 +185,7 @@ def _add(
     state: ServerState,
     admitted: Admitted,
     platform: str | None,
-    model: str | None,
+    speaker: Speaker,
     fact: FactSlot,
 ) -> KnowledgeResult:
     git = admitted.git
@@ -206,6 +213,9 @@ def _add(
                     role="user",
                     message=admitted.text,
                     agent_model=None,
+                    subagent=speaker.subagent,
+                    subagent_model=speaker.subagent_model if speaker.subagent else None,
+                    subagent_role=speaker.subagent_role if speaker.subagent else None,
                     device_name=state.settings.device_name,
                     source="manage_knowledge",
                     is_pinned=True,
@@ -221,14 +231,15 @@ def _add(
         if fact.slot is not None or fact.expires_at is not None:
             replaced = slots.fill_slot(conn, state.user_id, memory_id, fact.slot, fact.expires_at)
         embedded = _embed_now(state, conn, memory_id, admitted.text)
-    del model  # the pinned fact is the user's, not the model's
+        tagged = _tag_now(state, conn, memory_id)
+    # the pinned fact is the user's: the model is not kept (seed A stored none either)
     return KnowledgeResult(
         stored=True,
         action="add",
         target="memory",
         id=memory_id,
         is_pinned=True,
-        tagged="pending",
+        tagged=tagged,
         embedded=embedded,
         slot=fact.slot,
         expires_at=fact.expires_at,
@@ -237,6 +248,15 @@ def _add(
         if replaced
         else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Speaker:
+    """Who stores a fact when it is a subagent (seed A's ``subagent`` fields)."""
+
+    subagent: bool = False
+    subagent_model: str | None = None
+    subagent_role: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +303,22 @@ def expiry(text: str, now: datetime) -> datetime:
     if when <= now:
         raise KnowledgeError(f"expires {text!r} is in the past; give a future date or a duration")
     return when
+
+
+def _tag_now(
+    state: ServerState, conn: psycopg.Connection[Any], memory_id: int
+) -> Literal["ok", "pending"]:
+    """Tag at once with the tagger's heuristic (its repository's project, keyword d_tags);
+    with a tagger model configured the Cold Path still refines the row. A failure leaves the
+    row for the Cold Path (``pending``)."""
+    final = role_endpoint(state.settings, "tagger") is None
+    try:
+        with conn.transaction():
+            tagger.tag_now(conn, state.user_id, memory_id, final=final)
+    except psycopg.Error as exc:
+        log.warning("tagging memory %d failed, left for the Cold Path: %s", memory_id, exc)
+        return "pending"
+    return "ok"
 
 
 def _embed_now(

@@ -50,7 +50,7 @@ def prepare_search(
     """The filters of ``request`` (:mod:`agents_memory.recall.search_request`, the one request
     every caller builds); ``now`` (aware) anchors its dates. Raises
     :class:`SearchArgumentError` for an argument the search cannot take."""
-    dates = request.period(now)
+    dates, moment = request.period(now), request.moment(now)
     try:
         filters = SearchFilters(
             p_tag=request.project,
@@ -61,6 +61,7 @@ def prepare_search(
             device_name=device_name,
             include_archived=request.include_archived,
             limit=request.limit,
+            as_of=moment,
         )
     except ValueError as exc:
         raise SearchArgumentError(str(exc)) from exc

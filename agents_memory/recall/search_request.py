@@ -46,9 +46,12 @@ class SearchRequest:
     device_scope: Literal["global", "local"] = "global"
     limit: int = DEFAULT_LIMIT
     include_archived: bool = False
+    as_of: str | None = None
+    """See the pool as it was at the end of this date: what was said by then, archived and
+    superseded values that were live then, without what had expired."""
 
     def __post_init__(self) -> None:
-        for name in ("query", "project", "since", "until", "platform"):
+        for name in ("query", "project", "since", "until", "platform", "as_of"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise SearchArgumentError(f"{name} must be text", argument=name, value=str(value))
@@ -113,6 +116,10 @@ class SearchRequest:
             return DateRange(start, end)
         except ValueError as exc:
             raise SearchArgumentError(str(exc), argument="until", value=self.until or "") from exc
+
+    def moment(self, now: datetime) -> datetime | None:
+        """The moment ``as_of`` names (the end of its period), relative to ``now``."""
+        return self._bound("as_of", now)
 
     def _bound(self, name: str, now: datetime) -> datetime | None:
         text = getattr(self, name)

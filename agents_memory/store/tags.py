@@ -36,11 +36,12 @@ class ProjectTag:
     git_root: str | None
     git_remote: str | None
     created_at: datetime
+    description: str | None = None
 
 
 _TAG_COLUMNS = (
     "id, name, alias_of, canonical_project_tag_id(id) AS canonical_id, kind, paused,"
-    " git_root, git_remote, created_at"
+    " git_root, git_remote, created_at, description"
 )
 
 
@@ -75,6 +76,32 @@ def tag_by_name(conn: psycopg.Connection[Any], name: str) -> ProjectTag | None:
             f"SELECT {_TAG_COLUMNS} FROM project_tags WHERE name = %s", (name.strip().lower(),)
         )
         return cur.fetchone()
+
+
+def set_registry(
+    conn: psycopg.Connection[Any],
+    tag_id: int,
+    *,
+    kind: str | None,
+    paused: bool,
+    description: str | None,
+) -> None:
+    """Write a tag's registry fields (the caller passes every field, changed or not)."""
+    conn.execute(
+        "UPDATE project_tags SET kind = %s, paused = %s, description = %s WHERE id = %s",
+        (kind, paused, description, tag_id),
+    )
+
+
+def paused_project_tags(conn: psycopg.Connection[Any]) -> list[ProjectTag]:
+    """The tags whose project (their canonical tag) is paused: the project and its aliases."""
+    with conn.cursor(row_factory=class_row(ProjectTag)) as cur:
+        cur.execute(
+            f"SELECT {_TAG_COLUMNS} FROM project_tags t WHERE EXISTS (SELECT 1 FROM"
+            " project_tags c WHERE c.id = canonical_project_tag_id(t.id) AND c.paused)"
+            " ORDER BY id"
+        )
+        return cur.fetchall()
 
 
 def tag_row_counts(conn: psycopg.Connection[Any]) -> dict[int, int]:
@@ -204,15 +231,32 @@ def claim_untagged(conn: psycopg.Connection[Any], user_id: int, limit: int) -> l
         return cur.fetchall()
 
 
+def tag_row(conn: psycopg.Connection[Any], memory_id: int) -> TagRow | None:
+    """What the tagger reads of one row."""
+    with conn.cursor(row_factory=class_row(TagRow)) as cur:
+        cur.execute(
+            "SELECT id, role, left(message, 6000) AS message, git_root, git_remote FROM memory"
+            " WHERE id = %s",
+            (memory_id,),
+        )
+        return cur.fetchone()
+
+
 def write_tags(
-    conn: psycopg.Connection[Any], memory_id: int, p_tag_id: int | None, d_tags: Sequence[str]
+    conn: psycopg.Connection[Any],
+    memory_id: int,
+    p_tag_id: int | None,
+    d_tags: Sequence[str],
+    *,
+    processed: bool = True,
 ) -> None:
+    """Write a row's tags; ``processed`` false leaves it for the tagger to refine."""
     conn.execute(
-        "UPDATE memory SET p_tag_id = %s, d_tag = %s, tag_processed = true,"
+        "UPDATE memory SET p_tag_id = %s, d_tag = %s, tag_processed = %s,"
         " cold_error = CASE WHEN starts_with(cold_error, %s) THEN NULL ELSE cold_error END,"
         " cold_next_at = CASE WHEN starts_with(cold_error, %s) THEN NULL ELSE cold_next_at END"
         " WHERE id = %s",
-        (p_tag_id, list(d_tags), TAGGER_ERROR_PREFIX, TAGGER_ERROR_PREFIX, memory_id),
+        (p_tag_id, list(d_tags), processed, TAGGER_ERROR_PREFIX, TAGGER_ERROR_PREFIX, memory_id),
     )
 
 

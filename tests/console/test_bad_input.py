@@ -58,6 +58,7 @@ FORMS: dict[str, tuple[str, ...]] = {
     "/projects/suggestion": ("ref", "action", "target", "reason"),
     "/projects/alias": ("source", "target"),
     "/projects/unalias": ("source",),
+    "/projects/registry": ("name", "kind", "paused", "description"),
     "/import/apply": ("upload",),
     "/import": ("bundle",),
 }

@@ -233,3 +233,20 @@ def test_a_merge_suggestion_is_rejected_for_good(client: TestClient) -> None:
     after = _follow(client, done)
     assert "rejected &#39;blog&#39; -&gt; &#39;shop&#39;" in after
     assert f'id="suggestion-{ref.group(1)}"' not in after
+
+
+def test_a_project_is_put_in_the_registry_and_paused_from_its_form(client: TestClient) -> None:
+    page = client.get("/projects").text
+    assert 'id="registry-shop"' in page
+    form = {"csrf": csrf_of(page), "name": "shop", "kind": "project", "paused": "1"}
+    done = client.post("/projects/registry", data={**form, "description": "The web shop"})
+    after = _follow(client, done)
+    assert "&#39;shop&#39;: kind project, paused, described as &#39;The web shop&#39;" in after
+    assert 'value="The web shop"' in after and "checked" in after
+    status = client.get("/").text
+    assert "Paused projects (not captured): shop" in status
+    cleared = {**form, "kind": "none", "paused": "", "description": ""}
+    again = _follow(client, client.post("/projects/registry", data=cleared))
+    assert "&#39;shop&#39;: kind none, active" in again
+    bad = _follow(client, client.post("/projects/registry", data={**form, "kind": "planet"}))
+    assert "unknown kind &#39;planet&#39;" in bad

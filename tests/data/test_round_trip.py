@@ -13,6 +13,9 @@ import psycopg
 from agents_memory.ops import bundle_format as fmt
 from tests.data.pool import machine_env, populate, run
 
+_FEATURES_POOL_ONLY = frozenset({"task_pins", "tombstones", "action_tombstones"})
+"""Members this pool leaves empty (test_round_trip_features fills every member)."""
+
 
 def _members(bundle: Path) -> dict[str, bytes]:
     with zipfile.ZipFile(bundle) as archive:
@@ -62,6 +65,7 @@ def test_round_trip_through_an_empty_database_gives_identical_data_members(
         assert one[name] == two[name], name
     manifest = _manifest(first)
     assert manifest["counts"]["memory"] > 20
-    assert all(manifest["counts"][t] > 0 for t in fmt.TABLES), manifest["counts"]
+    used = [t for t in fmt.TABLES if t not in _FEATURES_POOL_ONLY]
+    assert all(manifest["counts"][t] > 0 for t in used), manifest["counts"]
     assert manifest["schema_version"] == _manifest(second)["schema_version"]
     assert "memory" in imported.stdout and "new" in imported.stdout

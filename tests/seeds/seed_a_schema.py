@@ -4,10 +4,12 @@ chat venues, Korean and Russian text, a secret and a private span."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import psycopg
 
+PIN_TITLE = "Review the 0031 migration"
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
@@ -246,5 +248,20 @@ def populate(conn: psycopg.Connection[Any], dim: int) -> dict[str, int]:
         " (%s, 'dotfiles', '{dotfiles,zsh}', 12, 'pending', 'project', 'many rows'),"
         " (%s, 'misc', '{misc}', 30, 'rejected', 'generic', NULL)",
         (u, u),
+    )
+    # a pin in seed A's own form: a JSON header line, then its text; an update names its pin
+    header = {"to": "codex", "from": "claude-code", "status": "pending", "title": PIN_TITLE}
+    ids["pin"] = one(
+        "INSERT INTO memory (user_id, agent_platform, role, message, device_name, entry_type,"
+        " created_at) VALUES (%s, 'claude-code', 'user', %s, 'Mac-Studio', 'task',"
+        " '2025-11-07 09:00+09') RETURNING id",
+        (u, json.dumps(header) + f"\nThe diff is in 0031; token {SECRET}"),
+    )
+    update = {"pin": ids["pin"], "status": "done", "note": "merged, thanks"}
+    ids["pin_done"] = one(
+        "INSERT INTO memory (user_id, agent_platform, role, message, device_name, entry_type,"
+        " created_at) VALUES (%s, 'codex-cli', 'user', %s, 'MacBook', 'task',"
+        " '2025-11-07 15:00+09') RETURNING id",
+        (u, json.dumps(update)),
     )
     return ids

@@ -135,6 +135,6 @@ def test_import_seed_through_the_console_script(
     assert "  memories: 0 new, 7 already here" in second.stdout, second.stderr
     b = _run(env, "import", "--from", "seed-b", str(seed_b_path), "--json")
     assert b.returncode == 0, b.stderr
-    assert '"source": "seed-b"' in b.stdout and "superseded fact values" in b.stdout
+    assert '"source": "seed-b"' in b.stdout and "earlier persona traits" in b.stdout
     bad = _run(env, "import", "--from", "seed-b", str(tmp_path / "missing.db"))
     assert bad.returncode == 1 and bad.stderr.startswith("error: no seed B database")

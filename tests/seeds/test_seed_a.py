@@ -81,7 +81,7 @@ def test_every_seed_a_memory_column_is_mapped(settings: Settings, make_seed_a: M
 
     assert report.tally("memories").new == 7
     assert report.refused == {"private-only": 1}
-    assert "task pins (entry_type='task')" in report.unmapped
+    assert not any("task" in name for name in report.unmapped)
     assert "venue" in report.unmapped and "terminal 3" in report.unmapped["venue"]
     assert ("gemini-cli-mcp-client", "gemini-cli") in report.renamed
     assert not any("TASK:" in key for key in rows)
@@ -149,6 +149,32 @@ def test_a_second_seed_a_import_changes_nothing(settings: Settings, make_seed_a:
     assert {t: _count(settings, t) for t in _TABLES} == before
     assert all(t.new == 0 for t in again.tallies.values()), again.tallies
     assert again.tally("memories").present == 7 and again.tally("aliases").present == 1
+    assert again.tally("task pins").present == 3
+
+
+def test_seed_a_task_pins_come_in_as_pins_with_their_updates(
+    settings: Settings, make_seed_a: MakeSeed
+) -> None:
+    url, _ids = make_seed_a(3072)
+    report = import_seed_a(settings, url)
+    assert report.tally("task pins").new == 3
+    assert settings.database_url
+    with psycopg.connect(settings.database_url) as conn:
+        events = conn.execute(
+            "SELECT e.pin_id = c.id, c.title, e.event, e.status, e.note, e.from_agent,"
+            " e.to_agent, e.device_name, e.created_at FROM task_pin_events e"
+            " JOIN task_pin_events c ON c.id = e.pin_id ORDER BY e.created_at"
+        ).fetchall()
+    plain, created, done = events
+    assert plain[1:4] == ("TASK: codex should review the migration", "create", "pending")
+    assert plain[6] == "unknown"  # no header: no recipient
+    assert created[1:4] == (seed.PIN_TITLE, "create", "pending")
+    assert created[5:8] == ("claude-code", "codex", "Mac-Studio")
+    assert seed.SECRET not in (created[4] or "") and "[redacted:" in (created[4] or "")
+    assert done[0] and done[1:5] == (seed.PIN_TITLE, "update", "done", "merged, thanks")
+    assert done[5:7] == ("codex-cli", "codex")
+    assert done[8] == datetime(2025, 11, 7, 6, 0, tzinfo=UTC)
+    assert any("no JSON header" in note for note in report.notes)
 
 
 _TABLES = (
@@ -157,6 +183,7 @@ _TABLES = (
     "project_tag_alias_suggestions",
     "project_tag_new_suggestions",
     "profile_history",
+    "task_pin_events",
 )
 
 

@@ -48,7 +48,13 @@ def test_seed_b_messages_facts_and_personas_are_mapped(
     expired = rows["[project] deadline: релиз в пятницу"]
     assert expired["is_active"] is False and expired["is_pinned"] is False
     assert expired["archived_at"] == datetime.fromtimestamp(seed.T0 + 200, tz=UTC)
-    assert "[user] editor: vim" not in rows  # superseded: reported, not stored
+    assert live["slot"] == "user.editor" and live["superseded_by"] is None
+    earlier = rows["[user] editor: vim"]  # superseded: the slot's history
+    assert earlier["slot"] == "user.editor" and earlier["superseded_by"] == live["id"]
+    assert earlier["is_active"] is False and earlier["is_pinned"] is False
+    assert earlier["superseded_at"] == datetime.fromtimestamp(seed.T0 + 100, tz=UTC)
+    assert expired["slot"] == "project.deadline" and expired["superseded_by"] is None
+    assert expired["expires_at"] == datetime.fromtimestamp(seed.T0 + 200, tz=UTC)
     assert not any("tone" in text for text in rows)  # personas went to the profile
 
     assert settings.database_url
@@ -56,9 +62,10 @@ def test_seed_b_messages_facts_and_personas_are_mapped(
         profile = get_profiles(conn, ensure_user(conn, settings.user_name))
     assert profile.core_profile == "persona lang: русский\npersona tone: concise"
 
-    assert report.tally("memories").new == 4 and report.tally("facts").new == 2
+    assert report.tally("memories").new == 4 and report.tally("facts").new == 3
     assert report.refused == {}
-    assert report.unmapped["superseded fact values"].startswith("2 ")
+    assert "superseded fact values" not in report.unmapped
+    assert report.unmapped["earlier persona traits"].startswith("1 ")
     assert report.unmapped["archived messages"].startswith("1 ")
     assert report.unmapped["other roles"].startswith("1 (system 1")
     for table in ("um_summaries", "um_entities", "um_edges", "um_links"):
@@ -85,7 +92,7 @@ def test_seed_b_vectors_of_another_model_are_left_for_the_cold_path(
     path = tmp_path / "other.db"
     seed.build(path, model="paraphrase-multilingual-mpnet-base-v2")
     report = import_seed_b(settings, path)
-    assert report.vectors_kept == 0 and report.reembed == 6
+    assert report.vectors_kept == 0 and report.reembed == 7  # 4 messages, 3 fact values
     assert not any(r["has_vector"] for r in _rows(settings).values())
 
 
@@ -99,7 +106,28 @@ def test_a_second_seed_b_import_changes_nothing_and_the_file_is_untouched(
     assert len(_rows(settings)) == count
     assert all(t.new == 0 for t in again.tallies.values()), again.tallies
     assert again.tally("profiles").present == 1
+    assert again.tally("facts").present == 3 and not again.conflict_notes
     assert hashlib.sha256(seed_b_path.read_bytes()).hexdigest() == digest
+
+
+def test_a_slot_this_pool_fills_keeps_its_value_and_the_seed_value_comes_in_without_it(
+    settings: Settings, seed_b_path: Path
+) -> None:
+    assert settings.database_url
+    with psycopg.connect(settings.database_url) as conn:
+        user = ensure_user(conn, settings.user_name)
+        conn.execute(
+            "INSERT INTO memory (user_id, agent_platform, role, message, is_pinned, slot,"
+            " source) VALUES (%s, 'claude-code', 'user', 'editor: helix', true, 'user.editor',"
+            " 'manage_knowledge')",
+            (user,),
+        )
+    report = import_seed_b(settings, seed_b_path)
+    rows = _rows(settings)
+    assert rows["editor: helix"]["slot"] == "user.editor"  # this pool's value stays live
+    assert rows["[user] editor: neovim"]["slot"] is None
+    assert rows["[user] editor: neovim"]["is_pinned"] is True
+    assert any("another live value" in note for note in report.conflict_notes)
 
 
 def test_a_seed_b_dry_run_writes_nothing(settings: Settings, seed_b_path: Path) -> None:

@@ -97,6 +97,7 @@ def test_tools_are_listed_with_descriptions_for_a_model(
         "device_scope",
         "limit",
         "include_archived",
+        "as_of",
     } == set(props)  # the older names still work but are not advertised
     assert all(p.get("description") for p in props.values())
     assert instructions is not None and len(instructions) <= 1900
@@ -217,7 +218,7 @@ def test_manage_knowledge_add_update_remove_keeps_history(
             },
         )
     )
-    assert updated["stored"] and updated["tagged"] == "pending"
+    assert updated["stored"] and updated["tagged"] == "ok"  # tagged in the same call
     with state.pool.connection() as conn:
         row = conn.execute(
             "SELECT message, tag_processed, is_pinned FROM memory WHERE id = %s", (memory_id,)
@@ -225,7 +226,7 @@ def test_manage_knowledge_add_update_remove_keeps_history(
         history = conn.execute(
             "SELECT old_message FROM memory_history WHERE memory_id = %s", (memory_id,)
         ).fetchall()
-    assert row == ("The staging database listens on port 6543", False, True)
+    assert row == ("The staging database listens on port 6543", True, True)  # no tagger model
     assert history == [("The staging database listens on port 5433",)]
     removed = _json(_call(server, "manage_knowledge", {"action": "remove", "memory_id": memory_id}))
     assert removed["stored"] and removed["is_pinned"] is False

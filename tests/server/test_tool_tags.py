@@ -156,3 +156,35 @@ def test_tag_errors_tell_the_model_what_to_do(
     assert "cycle" in fails(action="set_alias", source="agents-memory", target="agents-memory")
     assert "action" in fails(action="delete_everything")
     del ids
+
+
+def test_set_registry_sets_kind_paused_and_description_of_a_project(
+    state: ServerState, server_settings: Settings
+) -> None:
+    with state.pool.connection() as conn:
+        shop = tag_store.create_project_tag(conn, "shop")
+        old = tag_store.create_project_tag(conn, "shop-old")
+        tag_store.set_alias(conn, old, shop)
+    server = create_server(server_settings, state)
+    args = {"action": "set_registry", "source": "shop", "kind": "project", "paused": True}
+    set_ = ok(call(server, "manage_project_tags", {**args, "description": "The web shop"}))
+    assert set_["message"] == "'shop': kind project, paused, described as 'The web shop'"
+    with state.pool.connection() as conn:
+        tag = tag_store.tag_by_name(conn, "shop")
+        assert tag is not None and (tag.kind, tag.paused, tag.description) == (
+            "project",
+            True,
+            "The web shop",
+        )
+        assert [t.name for t in tag_store.paused_project_tags(conn)] == ["shop", "shop-old"]
+    # a field not given is left as it is; "none" takes the tag out of the registry
+    again = {"action": "set_registry", "source": "shop", "kind": "none"}
+    assert ok(call(server, "manage_project_tags", again))["message"] == (
+        "'shop': kind none, paused, described as 'The web shop'"
+    )
+    alias = {"action": "set_registry", "source": "shop-old", "paused": False}
+    assert "alias of 'shop'" in error(call(server, "manage_project_tags", alias))
+    nothing = {"action": "set_registry", "source": "shop"}
+    assert "say what to set" in error(call(server, "manage_project_tags", nothing))
+    missing = {"action": "set_registry", "paused": True}
+    assert "needs `source`" in error(call(server, "manage_project_tags", missing))

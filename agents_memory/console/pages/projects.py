@@ -1,5 +1,6 @@
 """Projects: tags with their aliases and counts, and the Cold Path's pending new-tag and merge
-questions with confirm / reject / alias (the service :mod:`agents_memory.ops.tags`)."""
+questions with confirm / reject / alias, and each project's registry fields (kind, paused,
+description; the service :mod:`agents_memory.ops.tags`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from agents_memory.coldpath.tag_decisions import Kind
 from agents_memory.console.context import console_from
 from agents_memory.console.forms import back, change_form, text
 from agents_memory.errors import AgentsMemoryError, OwnerRequestError
@@ -82,9 +84,32 @@ async def unalias(request: Request) -> Response:
     )
 
 
+_KINDS: dict[str, Kind] = {"project": "project", "category": "category", "none": "none"}
+
+
+async def registry(request: Request) -> Response:
+    """A project's registry fields from its row's form: kind, paused, description (a blank
+    description clears it)."""
+
+    def work(conn: psycopg.Connection[Any], form: Any) -> str:
+        kind = _KINDS.get(text(form, "kind") or "none")
+        if kind is None:
+            raise OwnerRequestError(f"unknown kind {text(form, 'kind')!r}")
+        return tag_service.set_registry(
+            conn,
+            _required(form, "name"),
+            kind=kind,
+            paused=text(form, "paused") is not None,
+            description=text(form, "description") or "",
+        )
+
+    return await _decide(request, work)
+
+
 ROUTES = [
     Route("/projects", projects_page),
     Route("/projects/suggestion", suggestion, methods=["POST"]),
     Route("/projects/alias", alias, methods=["POST"]),
     Route("/projects/unalias", unalias, methods=["POST"]),
+    Route("/projects/registry", registry, methods=["POST"]),
 ]

@@ -93,6 +93,10 @@ def _register_manage_knowledge(server: MCPServer[Any]) -> None:
             Text | None,
             Field(description="add: stop showing the fact after 7d, 12h or a date (2026-03-01)."),
         ] = None,
+        agent_platform: Text | None = None,
+        subagent: bool = False,
+        subagent_model: Text | None = None,
+        subagent_role: Text | None = None,
     ) -> service.KnowledgeResult:
         """Remember something on purpose (the user asked, or a durable fact or decision),
         correct it, or forget it. Pinned memories always appear in the brief; a fact with a
@@ -104,10 +108,11 @@ def _register_manage_knowledge(server: MCPServer[Any]) -> None:
                 target=target,
                 content=content,
                 memory_id=memory_id,
-                platform=client_platform(ctx),
+                platform=platform_for_client(agent_platform) or client_platform(ctx),
                 model=agent_model,
                 slot=slot,
                 expires=expires,
+                speaker=service.Speaker(subagent, subagent_model, subagent_role),
             )
         except KnowledgeError as exc:
             raise ToolError(str(exc)) from exc

@@ -74,7 +74,7 @@ def search_request_of(**arguments: Any) -> SearchRequest:
 
 
 def _tool_error(exc: SearchArgumentError) -> ToolError:
-    if exc.argument in ("since", "until"):
+    if exc.argument in ("since", "until", "as_of"):
         return ToolError(f"{exc.argument} {exc.value!r} not understood: {exc}")
     return ToolError(f"{exc}. Fix that argument and call search_memory again.")
 
@@ -169,6 +169,7 @@ def register(server: MCPServer[Any]) -> None:
         include_archived: Annotated[
             bool, Field(description="Also search archived (older or removed) memories.")
         ] = False,
+        as_of: Annotated[Text | None, Field(description="As the pool was on this date.")] = None,
         p_tag: OldName = None,
         date_range: OldName = None,
         agent_platform: OldName = None,
@@ -188,6 +189,7 @@ def register(server: MCPServer[Any]) -> None:
             device_scope=device_scope,
             limit=limit,
             include_archived=include_archived,
+            as_of=as_of,
             # the older names, still accepted for one release but left out of the schema
             p_tag=p_tag,
             date_range=date_range,

@@ -4,6 +4,7 @@ console use the same ones); this module checks the arguments and shapes the resu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -30,6 +31,7 @@ TagAction = Literal[
     "confirm_new_tag",
     "reject_new_tag",
     "apply_recommendations",
+    "set_registry",
 ]
 
 
@@ -59,6 +61,15 @@ class DecisionOut(BaseModel):
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """set_registry's fields (``None``: left as it is)."""
+
+    kind: tag_decisions.Kind | None = None
+    paused: bool | None = None
+    description: str | None = None
+
+
 class TagsResult(BaseModel):
     action: str
     ok: bool = True
@@ -77,9 +88,22 @@ def run_manage_project_tags(
     source: str | None,
     target: str | None,
     reason: str | None,
+    registry: Registry | None = None,
 ) -> TagsResult:
     try:
         with state.pool.connection() as conn, conn.transaction():
+            if action == "set_registry":
+                if not source:
+                    raise ToolError("action=set_registry needs `source`: the project tag's name")
+                fields = registry or Registry()
+                message = tag_decisions.set_registry(
+                    conn,
+                    source,
+                    kind=fields.kind,
+                    paused=fields.paused,
+                    description=fields.description,
+                )
+                return TagsResult(action=action, message=message)
             if action in ("list_suggestions", "list_new_tags"):
                 questions = tag_decisions.pending(conn, state.user_id)
                 return TagsResult(
@@ -201,7 +225,8 @@ def register(server: MCPServer[Any]) -> None:
                 "confirm_new_tag / reject_new_tag and confirm_alias / reject_alias: record the "
                 "user's answer (suggestion_id); set_alias / unset_alias: edit aliases by name; "
                 "apply_recommendations: for the new-tag ids the user approved, confirm those "
-                "recommended 'project', reject 'generic', leave 'unsure'."
+                "recommended 'project', reject 'generic', leave 'unsure'; set_registry: "
+                "source's kind / paused / description."
             ),
         ],
         suggestion_id: Annotated[
@@ -226,6 +251,9 @@ def register(server: MCPServer[Any]) -> None:
         reason: Annotated[
             Text | None, Field(description="reject_*: why, in the user's words (kept).")
         ] = None,
+        kind: tag_decisions.Kind | None = None,
+        paused: bool | None = None,
+        description: Text | None = None,
     ) -> TagsResult:
         """Record the user's decisions on project tags: the brief's "Pending tag questions"
         come from here. Ask the user first; never confirm or reject on your own."""
@@ -237,4 +265,5 @@ def register(server: MCPServer[Any]) -> None:
             source=source,
             target=target,
             reason=reason,
+            registry=Registry(kind, paused, description),
         )

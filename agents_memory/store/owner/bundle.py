@@ -27,11 +27,23 @@ import psycopg
 from psycopg.rows import dict_row
 
 KEY_PREFIX: Final = "local:"
-KEY_SQL: Final = (
-    "coalesce(m.external_uuid, 'local:' || md5(m.id::text || '/'"
-    " || extract(epoch FROM m.created_at)::text))"
-)
+
+
+def key_sql(alias: str) -> str:
+    """A memory's key in a bundle (``alias`` names the memory row)."""
+    return (
+        f"coalesce({alias}.external_uuid, 'local:' || md5({alias}.id::text || '/'"
+        f" || extract(epoch FROM {alias}.created_at)::text))"
+    )
+
+
+KEY_SQL: Final = key_sql("m")
 """A memory's key in a bundle (``m`` is the memory row)."""
+PIN_KEY_SQL: Final = (
+    "'pin:' || md5(extract(epoch FROM c.created_at)::text || '/' || c.to_agent || '/' || c.title)"
+)
+"""A task pin's key in a bundle (``c`` is its ``create`` event): the same in every database
+that holds the pin, so an import finds a pin it brought in before."""
 
 _FETCH: Final = 2000
 
@@ -72,7 +84,8 @@ _MEMORY_SELECT: Final = (
     " m.subagent, m.subagent_model, m.subagent_role, m.role, m.message, m.raw_message,"
     " t.name AS p_tag, m.d_tag, m.is_active, m.archived_at, m.is_pinned, m.tag_processed,"
     " m.device_name, m.session_id, m.cwd, m.git_root, m.git_remote, m.source, m.message_at,"
-    " m.created_at, m.updated_at"
+    " m.created_at, m.updated_at, m.slot, m.expires_at, m.superseded_at,"
+    f" (SELECT {key_sql('n')} FROM memory n WHERE n.id = m.superseded_by) AS superseded_by"
     " FROM memory m JOIN users u ON u.user_id = m.user_id"
     " LEFT JOIN project_tags t ON t.id = m.p_tag_id WHERE"
 )
@@ -80,7 +93,7 @@ _MEMORY_SELECT: Final = (
 QUERIES: Final[dict[str, str]] = {
     "users": (
         "SELECT user_name, core_profile, sub_profile, librarian_last_run_at,"
-        " librarian_msg_count_at_run FROM users ORDER BY user_name"
+        " librarian_msg_count_at_run, created_at, updated_at FROM users ORDER BY user_name"
     ),
     "profile_history": (
         "SELECT u.user_name, h.field, h.old_value, h.new_value, h.changed_by, h.created_at"
@@ -102,7 +115,7 @@ QUERIES: Final[dict[str, str]] = {
     ),
     "tag_summaries": (
         "SELECT u.user_name, t.name AS p_tag, s.d_tag, s.period_start, s.period_end,"
-        " s.summary, s.model, s.created_at, s.updated_at,"
+        " s.summary, s.model, s.stale, s.created_at, s.updated_at,"
         f" ARRAY(SELECT {KEY_SQL} FROM unnest(s.source_ids) WITH ORDINALITY AS x(id, n)"
         "   JOIN memory m ON m.id = x.id ORDER BY x.n) AS sources"
         " FROM tag_summaries s JOIN users u ON u.user_id = s.user_id"
@@ -149,6 +162,27 @@ QUERIES: Final[dict[str, str]] = {
         "   WHERE m.user_id = a.user_id AND m.agent_platform = a.agent_platform"
         "   AND m.session_id = a.session_id AND" + _MEMORY_WHERE + "))"
         " ORDER BY u.user_name, a.agent_platform, a.session_id NULLS FIRST, a.external_key"
+    ),
+    "task_pins": (
+        f"SELECT u.user_name, (SELECT {PIN_KEY_SQL} FROM task_pin_events c WHERE c.id = p.pin_id)"
+        " AS pin, p.event, p.status, p.title, p.note, p.from_agent, p.to_agent, p.project,"
+        " p.payload, p.device_name, p.created_at FROM task_pin_events p"
+        " JOIN users u ON u.user_id = p.user_id"
+        " WHERE %(project)s::bigint IS NULL OR EXISTS (SELECT 1 FROM project_tags t"
+        "   WHERE t.name = p.project AND canonical_project_tag_id(t.id) = %(project)s)"
+        " ORDER BY u.user_name, 2, p.created_at, p.id"
+    ),
+    "tombstones": (
+        "SELECT external_uuid, content_sha256, agent_platform, session_id, role, reason,"
+        " created_at FROM tombstones"
+        " WHERE %(platform)s::text IS NULL OR agent_platform = %(platform)s"
+        " ORDER BY external_uuid NULLS LAST, content_sha256, created_at"
+    ),
+    "action_tombstones": (
+        "SELECT u.user_name, t.agent_platform, t.session_id, t.external_key, t.reason,"
+        " t.created_at FROM action_tombstones t JOIN users u ON u.user_id = t.user_id"
+        " WHERE %(platform)s::text IS NULL OR t.agent_platform = %(platform)s"
+        " ORDER BY u.user_name, t.agent_platform, t.session_id NULLS FIRST, t.external_key"
     ),
     "vectors": (
         f"SELECT {KEY_SQL} AS external_uuid, m.embedding_model AS model,"

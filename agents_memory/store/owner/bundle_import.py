@@ -24,6 +24,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agents_memory.store.memories import AdmittedText
+from agents_memory.store.owner import bundle_extra
 from agents_memory.store.owner.bundle import KEY_SQL
 
 T = TypeVar("T")
@@ -65,6 +66,9 @@ _COLUMNS: Final = (
     ("message_at", "timestamptz"),
     ("created_at", "timestamptz"),
     ("updated_at", "timestamptz"),
+    ("slot", "text"),
+    ("expires_at", "timestamptz"),
+    ("superseded_at", "timestamptz"),
 )
 _STAGED: Final = (
     ("external_uuid", "text"),
@@ -74,6 +78,7 @@ _STAGED: Final = (
     *_COLUMNS,
     ("embedding_model", "text"),
     ("embedding", "text"),
+    ("superseded_by", "text"),
 )
 _STAGE_TABLE: Final = (
     "CREATE TEMP TABLE IF NOT EXISTS memory_import ("
@@ -121,7 +126,9 @@ def _insert_sql(vectors: bool) -> str:
     inserted = ["external_uuid", "message", "raw_message"]
     inserted += [c for c, _t in _COLUMNS if c != "p_tag"]
     columns = ["user_id", "p_tag_id", *inserted]
-    values = ["u.user_id", "t.id", *(f"s.{c}" for c in inserted)]
+    values = ["u.user_id", "t.id", *(_SLOT if c == "slot" else f"s.{c}" for c in inserted)]
+    columns.append("superseded_by")
+    values.append(_ID_OF.format(k="s.superseded_by"))
     if vectors:
         columns += ["embedding_model", "embedding"]
         values += ["s.embedding_model", "s.embedding::halfvec"]
@@ -133,6 +140,13 @@ def _insert_sql(vectors: bool) -> str:
     )
 
 
+_SLOT: Final = (
+    "CASE WHEN s.superseded_by IS NULL AND s.is_active AND EXISTS (SELECT 1 FROM memory l"
+    " WHERE l.user_id = u.user_id AND l.slot = s.slot AND l.superseded_by IS NULL"
+    " AND l.is_active) THEN NULL ELSE s.slot END"
+)
+"""A row's slot, unless it would be a second live value of a slot this pool fills (this pool's
+value stays live; the row comes in as a plain pinned fact, :func:`slot_clashes`)."""
 _INSERT: Final = {True: _insert_sql(True), False: _insert_sql(False)}
 
 
@@ -184,9 +198,34 @@ def insert_memories(
                     *(row.values.get(c) for c, _t in _COLUMNS),
                     row.embedding_model,
                     row.embedding,
+                    row.values.get("superseded_by"),
                 )
             )
     return {str(r[0]) for r in conn.execute(_INSERT[vectors], prepare=False).fetchall()}
+
+
+def slot_clashes(conn: psycopg.Connection[Any]) -> list[tuple[str, str]]:
+    """``(key, slot)`` of the last batch's rows that came in without their slot (this pool's
+    live value of that slot stays; see :data:`_SLOT`)."""
+    rows = conn.execute(
+        "SELECT s.external_uuid, s.slot FROM memory_import s"
+        " JOIN memory m ON m.external_uuid = s.external_uuid"
+        " WHERE s.slot IS NOT NULL AND m.slot IS NULL ORDER BY 1"
+    ).fetchall()
+    return [(str(k), str(v)) for k, v in rows]
+
+
+def lost_successors(conn: psycopg.Connection[Any], keys: Sequence[str]) -> list[tuple[str, str]]:
+    """``(key, successor)`` of the last batch's rows among ``keys`` (inserted) whose
+    successor (the value that superseded them) is in neither pool nor bundle."""
+    rows = conn.execute(
+        "SELECT s.external_uuid, s.superseded_by FROM memory_import s"
+        " JOIN memory m ON m.external_uuid = s.external_uuid"
+        " WHERE s.superseded_by IS NOT NULL AND m.superseded_by IS NULL"
+        " AND s.external_uuid = ANY(%s) ORDER BY 1",
+        (list(keys),),
+    ).fetchall()
+    return [(str(k), str(v)) for k, v in rows]
 
 
 def remember_keys(
@@ -237,10 +276,13 @@ _PROFILE: Final = ("core_profile", "sub_profile")
 def merge_user(conn: psycopg.Connection[Any], row: dict[str, Any]) -> UserMerge:
     """A user: new, or present with its empty profile fields filled from the bundle; a profile
     field set to other text here is a conflict (this database's text stays)."""
+    row = {"created_at": None, "updated_at": None, **row}  # older bundles carry no times
     created = conn.execute(
         "INSERT INTO users (user_name, core_profile, sub_profile, librarian_last_run_at,"
-        " librarian_msg_count_at_run) VALUES (%(user_name)s, %(core_profile)s,"
-        " %(sub_profile)s, %(librarian_last_run_at)s, %(librarian_msg_count_at_run)s)"
+        " librarian_msg_count_at_run, created_at, updated_at) VALUES (%(user_name)s,"
+        " %(core_profile)s, %(sub_profile)s, %(librarian_last_run_at)s,"
+        " %(librarian_msg_count_at_run)s, coalesce(%(created_at)s::timestamptz, now()),"
+        " coalesce(%(updated_at)s::timestamptz, now()))"
         " ON CONFLICT (user_name) DO NOTHING RETURNING user_id",
         row,
     ).fetchone()
@@ -296,13 +338,14 @@ _INSERTS: Final[dict[str, str]] = {
     ),
     "tag_summaries": (
         "INSERT INTO tag_summaries (user_id, p_tag_id, d_tag, period_start, period_end,"
-        " summary, source_ids, model, created_at, updated_at)"
+        " summary, source_ids, model, stale, created_at, updated_at)"
         " SELECT u.user_id, t.id, %(d_tag)s::text, %(period_start)s::timestamptz,"
         " %(period_end)s::timestamptz, %(summary)s::text,"
         " ARRAY(SELECT y.id FROM (SELECT x.n, "
         + _ID_OF.format(k="x.k")
         + " AS id FROM unnest(%(sources)s::text[]) WITH ORDINALITY AS x(k, n)) y"
-        "   WHERE y.id IS NOT NULL ORDER BY y.n), %(model)s::text, %(created_at)s::timestamptz,"
+        "   WHERE y.id IS NOT NULL ORDER BY y.n), %(model)s::text,"
+        " coalesce(%(stale)s::bool, false), %(created_at)s::timestamptz,"
         " %(updated_at)s::timestamptz"
         " FROM users u LEFT JOIN project_tags t ON t.name = %(p_tag)s"
         " WHERE u.user_name = %(user_name)s AND (t.id IS NOT NULL OR %(d_tag)s::text IS NOT NULL)"
@@ -372,8 +415,12 @@ def guarded(conn: psycopg.Connection[Any], work: Callable[[], T]) -> T:
 
 def insert_row(conn: psycopg.Connection[Any], table: str, row: dict[str, Any]) -> bool:
     """Insert one bundle row of ``table`` unless an equal one is there; True when inserted."""
+    if table in bundle_extra.INSERTS:
+        return bundle_extra.insert_row(conn, table, row)
     if "signals" in row:
         row = {**row, "signals": Jsonb(row["signals"])}
+    if table == "tag_summaries":
+        row = {"stale": False, **row}  # a bundle written before summaries said so
     return conn.execute(_INSERTS[table], row, prepare=True).fetchone() is not None
 
 

@@ -61,7 +61,14 @@ def filter_sql(filters: SearchFilters, tag: TagFilter | None, user_id: int) -> s
         ]
         own = sql.SQL("({})").format(sql.SQL(" OR ").join([own, *teammates]))
     parts: list[sql.Composable] = [own]
-    if not filters.include_archived:
+    if filters.as_of is not None:  # the rows of that moment, slot values live then
+        at = sql_literal(filters.as_of)
+        parts.append(sql.SQL("m.message_at < {}").format(at))
+        parts.append(sql.SQL("(m.superseded_at IS NULL OR m.superseded_at >= {})").format(at))
+        parts.append(sql.SQL("(m.expires_at IS NULL OR m.expires_at >= {})").format(at))
+        if not filters.include_archived:
+            parts.append(sql.SQL("(m.is_active OR m.archived_at >= {})").format(at))
+    elif not filters.include_archived:
         parts.append(sql.SQL("m.is_active"))
     if filters.role is not None:
         parts.append(sql.SQL("m.role = {}").format(sql_literal(filters.role)))

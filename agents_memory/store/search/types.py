@@ -34,6 +34,8 @@ class SearchFilters:
     """A team member's view beyond their own rows: each teammate's user id with the project
     tags (aliases included) that teammate shares (:mod:`agents_memory.store.team`); the
     database's policies enforce the same."""
+    as_of: datetime | None = None
+    """The pool as it was at this moment (:func:`~agents_memory.store.search.scope.filter_sql`)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.limit <= MAX_LIMIT:

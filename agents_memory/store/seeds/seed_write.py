@@ -258,3 +258,69 @@ def import_new_suggestion(
         ),
     )
     return cur.rowcount == 1
+
+
+@dataclass(frozen=True, slots=True)
+class FactSlotRow:
+    """An imported fact's place in its slot: ``successor`` the row that superseded it
+    (``None``: it is the slot's value, live or expired)."""
+
+    memory_id: int
+    slot: str
+    expires_at: datetime | None
+    successor: int | None
+    superseded_at: datetime | None
+
+
+def fill_fact_slots(conn: psycopg.Connection[Any], rows: Sequence[FactSlotRow]) -> list[int]:
+    """Put imported facts in their slots (only rows in no slot yet, so a second import changes
+    nothing): superseded and expired values as history, a live one as the slot's value unless
+    this pool fills the slot with another live value (which stays). Returns the ids of the
+    live values left out of their slot for that reason."""
+    if not rows:
+        return []
+    data = Jsonb(
+        [
+            {
+                "id": r.memory_id,
+                "slot": r.slot,
+                "expires_at": r.expires_at.isoformat() if r.expires_at else None,
+                "successor": r.successor,
+                "at": r.superseded_at.isoformat() if r.superseded_at else None,
+            }
+            for r in rows
+        ]
+    )
+    recordset = (
+        " FROM jsonb_to_recordset(%s::jsonb) AS x(id bigint, slot text, expires_at timestamptz,"
+        " successor bigint, at timestamptz)"
+    )
+    conn.execute(
+        "UPDATE memory m SET slot = x.slot, expires_at = x.expires_at,"
+        " superseded_by = x.successor, superseded_at = x.at"
+        + recordset
+        + " WHERE m.id = x.id AND m.slot IS NULL AND NOT m.is_active",
+        (data,),
+    )
+    placed = conn.execute(
+        "UPDATE memory m SET slot = x.slot, expires_at = x.expires_at"
+        + recordset
+        + " WHERE m.id = x.id AND m.slot IS NULL AND m.is_active AND x.successor IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM memory l WHERE l.user_id = m.user_id"
+        "   AND l.slot = x.slot AND l.superseded_by IS NULL AND l.is_active AND l.id <> m.id)"
+        " RETURNING m.id",
+        (data,),
+    ).fetchall()
+    done = {int(r[0]) for r in placed}
+    return [
+        r.memory_id
+        for r in rows
+        if r.successor is None and r.memory_id not in done and _unslotted(conn, r.memory_id)
+    ]
+
+
+def _unslotted(conn: psycopg.Connection[Any], memory_id: int) -> bool:
+    row = conn.execute(
+        "SELECT slot IS NULL AND is_active FROM memory WHERE id = %s", (memory_id,)
+    ).fetchone()
+    return bool(row and row[0])

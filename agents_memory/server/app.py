@@ -24,6 +24,7 @@ from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.recall.brief import BriefRequest, build_brief
 from agents_memory.recall.state import ServerState, open_state
+from agents_memory.server.definitions import MemoryServer
 from agents_memory.server.stdio import run_stdio
 from agents_memory.server.tools import register_tools
 
@@ -65,7 +66,7 @@ def create_server(settings: Settings, state: ServerState | None = None) -> MCPSe
     async def lifespan(_server: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
         yield state
 
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = MemoryServer(
         "mcp-agents-memory",
         instructions=instructions,
         lifespan=lifespan,

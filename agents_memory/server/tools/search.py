@@ -92,24 +92,28 @@ def run_search(
     state: ServerState, request: SearchRequest, *, now: datetime, detail: Detail = "compact"
 ) -> CallToolResult:
     """The tool's answer: compact lines (text and structured alike) or today's full hits."""
-    result = search_result(state, request, now=now)
-    if detail == "full":
-        output = full_output(result)
-        data = output.model_dump(mode="json", exclude={"hits"})
-        text = json.dumps(data, ensure_ascii=False, indent=2)
-    else:
-        words = query_stems(request.phrasings)
-        output = SearchOutput(
-            count=result.count,
-            hits=[hit_line(h, words) for h in result.hits],
-            weak=result.weak,
-            note=result.note,
-            next=COMPACT_NEXT if result.hits else None,
-        )
-        data = output.model_dump(mode="json", exclude_defaults=True)
-        data["count"] = result.count
-        text = compact_text(output)
+    text, data = answer(search_result(state, request, now=now), request.phrasings, detail)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def answer(
+    result: SearchResult, phrasings: tuple[str, ...], detail: Detail
+) -> tuple[str, dict[str, Any]]:
+    """What a model reads (text) and the structured result, for ``detail``."""
+    if detail == "full":
+        data = full_output(result).model_dump(mode="json", exclude={"hits"})
+        return json.dumps(data, ensure_ascii=False, indent=2), data
+    words = query_stems(phrasings)
+    output = SearchOutput(
+        count=result.count,
+        hits=[hit_line(h, words) for h in result.hits],
+        weak=result.weak,
+        note=result.note,
+        next=COMPACT_NEXT if result.hits else None,
+    )
+    data = output.model_dump(mode="json", exclude_defaults=True)
+    data["count"] = result.count
+    return compact_text(output), data
 
 
 COMPACT_NEXT = (

@@ -44,6 +44,7 @@ _HINTS = {
     "platform": "--platform",
     "role": "--role",
     "limit": "--limit",
+    "queries": "--also",
 }
 """The option each argument of the search request is typed as."""
 
@@ -67,6 +68,12 @@ _HINTS = {
     "--limit", type=click.IntRange(1, MAX_LIMIT), default=10, show_default=True, help="Results."
 )
 @click.option("--include-archived", is_flag=True, help="Also search archived rows.")
+@click.option(
+    "--also",
+    "also",
+    multiple=True,
+    help="Another phrasing of the same question (repeatable, up to 4), fused into one ranking.",
+)
 @json_option("the result")
 @click.option(
     "--why", is_flag=True, help="Also show why each row ranks (its full-text and vector ranks)."
@@ -85,6 +92,7 @@ def search(
     device_scope: str,
     limit: int,
     include_archived: bool,
+    also: tuple[str, ...],
     as_json: bool,
     why: bool,
 ) -> None:
@@ -107,6 +115,7 @@ def search(
             device_scope=device_scope,
             limit=limit,
             include_archived=include_archived,
+            queries=also,
         )
         request.period(now)  # a date it cannot read is refused before any search
     except SearchArgumentError as exc:

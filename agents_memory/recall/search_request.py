@@ -151,9 +151,12 @@ class SearchRequest:
             raise SearchArgumentError(str(exc), argument=name, value=text) from exc
 
     def to_wire(self) -> dict[str, Any]:
-        """The request as JSON-ready data (the brief socket's ``search`` value)."""
+        """The request as JSON-ready data (the brief socket's ``search`` value); ``queries``
+        only when there are some (a daemon of an older release refuses a name it lacks)."""
         data = asdict(self)
-        data["queries"] = list(self.queries)
+        data.pop("queries")
+        if self.queries:
+            data["queries"] = list(self.queries)
         return data
 
     @classmethod

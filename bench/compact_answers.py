@@ -70,10 +70,11 @@ def measure(
     uid: int,
     asked: Sequence[tuple[str, Gold]],
     vector_of: Callable[[str], Any],
+    variants: Sequence[str] = PHRASINGS,
 ) -> dict[str, dict[str, float]]:
     """Per phrasing variant: Hit@10 in full and compact answers, mean tokens of each."""
     out: dict[str, dict[str, float]] = {}
-    for variant in PHRASINGS:
+    for variant in variants:
         full_t, compact_t, hit_full, hit_compact, ms = [], [], 0, 0, []
         for text, is_gold in asked:
             more = phrasings(text, variant)
@@ -100,7 +101,7 @@ def measure(
             "hit_compact": hit_compact / n,
             "p50_ms": 1000 * float(np.median(ms)),
         }
-        print(variant, out[variant], flush=True)
+        print(variant, {k: round(v, 3) for k, v in out[variant].items()}, flush=True)
     return out
 
 
@@ -109,7 +110,7 @@ def _vectors(cache: Path, texts: list[str]) -> dict[str, Any]:
     return dict(zip(uniq, embed_cache.embed(uniq, "query", cache, log=False), strict=True))
 
 
-def coding(db: common.BenchDB, cache: Path) -> dict[str, dict[str, float]]:
+def coding(db: common.BenchDB, cache: Path, variants: Sequence[str]) -> dict[str, dict[str, float]]:
     from bench.codeset import generate
     from bench.codeset.vectors import vectors
     from bench.coding_recall import ingest
@@ -117,7 +118,7 @@ def coding(db: common.BenchDB, cache: Path) -> dict[str, dict[str, float]]:
     cs = generate(24)
     pv, qv = vectors(cs, cache)
     key_of = ingest(db, cs, pv, cache)
-    extra = [p for q in cs.questions for v in PHRASINGS for p in phrasings(q.text, v)]
+    extra = [p for q in cs.questions for v in variants for p in phrasings(q.text, v)]
     qv = {**qv, **_vectors(cache, [e for e in extra if e not in qv])}
     settings = db.settings("coding")
     asked = [(q.text, _coding_gold(key_of, q.gold)) for q in cs.questions]
@@ -125,21 +126,23 @@ def coding(db: common.BenchDB, cache: Path) -> dict[str, dict[str, float]]:
         register_vector(conn)
         uid = find_user_id(conn, settings.user_name)
         assert uid is not None
-        return measure(conn, settings, uid, asked, qv.get)
+        return measure(conn, settings, uid, asked, qv.get, variants)
 
 
 def _coding_gold(key_of: dict[int, str], gold: tuple[str, ...]) -> Gold:
     return lambda mid: key_of.get(mid) in gold
 
 
-def locomo(db: common.BenchDB, cache: Path, data: Path) -> dict[str, dict[str, float]]:
+def locomo(
+    db: common.BenchDB, cache: Path, data: Path, variants: Sequence[str]
+) -> dict[str, dict[str, float]]:
     from bench.locomo import import_all
 
     convs, turn_vecs, q_vecs = embed_cache.locomo_vectors(data, cache)
     corpora, _timings = import_all(db, convs, turn_vecs, "locomo")
     qv = {q.question: q_vecs[i] for i, q in enumerate(q for c in convs for q in c.questions)}
     extra = [
-        p for c in convs for q in c.questions for v in PHRASINGS for p in phrasings(q.question, v)
+        p for c in convs for q in c.questions for v in variants for p in phrasings(q.question, v)
     ]
     qv = {**qv, **_vectors(cache, [e for e in extra if e not in qv])}
     totals: dict[str, dict[str, float]] = {}
@@ -153,7 +156,7 @@ def locomo(db: common.BenchDB, cache: Path, data: Path) -> dict[str, dict[str, f
                 for q in c.questions
                 if q.category < 5
             ]
-            part = measure(conn, settings, corpus.user_id, asked, qv.get)
+            part = measure(conn, settings, corpus.user_id, asked, qv.get, variants)
             for variant, m in part.items():
                 t = totals.setdefault(variant, dict.fromkeys(m, 0.0))
                 for k, v in m.items():
@@ -177,14 +180,18 @@ def main() -> None:
     parser.add_argument(
         "--data", type=Path, default=Path("/work/shared/bench-data/locomo/locomo10.json")
     )
+    parser.add_argument("--phrasings", default=",".join(PHRASINGS), help="variants to run")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     head = common.header(common.command_line())
     rows: list[list[Any]] = []
     with common.bench_db() as db:
         for name in args.sets.split(","):
+            variants = args.phrasings.split(",")
             found = (
-                coding(db, args.cache) if name == "coding" else locomo(db, args.cache, args.data)
+                coding(db, args.cache, variants)
+                if name == "coding"
+                else locomo(db, args.cache, args.data, variants)
             )
             for variant, m in found.items():
                 rows.append([

@@ -10,7 +10,7 @@ from typing import Any
 from agents_memory.config import Settings
 from agents_memory.recall.state import ServerState
 from agents_memory.server.app import create_server
-from agents_memory.store.memories import NewMemory, insert_memories
+from tests.search.helpers import add, mem
 from tests.server.mcpcall import call, error
 
 FILLER = "We talked about many unrelated things first. " * 30
@@ -24,25 +24,12 @@ def _seed(state: ServerState) -> dict[str, int]:
         "other": "The staging database listens on port 6543 since the migration.",
         "synonym": "Postgres connection pooling goes through pgbouncer in transaction mode.",
     }
+    rows = [
+        mem(text, role="assistant", session=f"s-{name}", at=now - timedelta(minutes=n))
+        for n, (name, text) in enumerate(texts.items())
+    ]
     with state.pool.connection() as conn:
-        insert_memories(
-            conn,
-            state.user_id,
-            [
-                NewMemory(
-                    "claude-code",
-                    "assistant",
-                    text,
-                    external_uuid=f"c:{name}",
-                    message_at=now - timedelta(minutes=n),
-                    device_name="test-device",
-                    session_id=f"s-{name}",
-                )
-                for n, (name, text) in enumerate(texts.items())
-            ],
-        )
-        rows = conn.execute("SELECT external_uuid, id FROM memory").fetchall()
-    return {str(uuid)[2:]: int(mid) for uuid, mid in rows}
+        return dict(zip(texts, add(conn, rows), strict=True))
 
 
 def _text(result: Any) -> str:

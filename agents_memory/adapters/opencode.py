@@ -91,9 +91,12 @@ class OpenCodeAdapter(_sqlite.SQLiteStoreAdapter):
         """The MCP server in ``~/.config/opencode/opencode.json`` (``mcp`` entry, type
         ``local``, command as an array) and a managed block in the global rules file
         ``~/.config/opencode/AGENTS.md``, which OpenCode puts into the system prompt of every
-        session: the capture daemon keeps the brief there fresh."""
+        session: the capture daemon keeps the brief there fresh, so the server runs with
+        ``serve --no-brief`` (its MCP instructions would carry the brief a second time)."""
         config = home / ".config" / "opencode"
-        server = {"type": "local", "command": [str(commands.mcp_server)], "enabled": True}
+        # The brief reaches OpenCode through AGENTS.md: the server's instructions leave it out.
+        command = [str(commands.mcp_server), "serve", "--no-brief"]
+        server = {"type": "local", "command": command, "enabled": True}
         mcp = FileEdit(
             config / "opencode.json",
             "json",

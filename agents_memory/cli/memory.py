@@ -74,9 +74,15 @@ def cli(ctx: click.Context) -> None:
     type=click.IntRange(1, 65535),
     help="Port to listen on (HTTP).",
 )
+@click.option(
+    "--no-brief",
+    is_flag=True,
+    help="Leave the brief out of the MCP instructions: the client reads it from a context "
+    "file the daemon keeps fresh (what `install` writes for OpenCode).",
+)
 @debug_option
 @click.pass_context
-def serve(ctx: click.Context, use_http: bool, host: str, port: int) -> None:
+def serve(ctx: click.Context, use_http: bool, host: str, port: int, no_brief: bool) -> None:
     """Serve the MCP tools: stdio (default) or streamable HTTP at http://HOST:PORT/mcp.
 
     Set MCP_HTTP_TOKEN to require `Authorization: Bearer <token>` on HTTP.
@@ -86,7 +92,7 @@ def serve(ctx: click.Context, use_http: bool, host: str, port: int) -> None:
     settings: Settings = settings_from(ctx)
     if use_http and host not in ("127.0.0.1", "::1", "localhost") and not settings.mcp_http_token:
         raise click.UsageError("listening beyond loopback needs MCP_HTTP_TOKEN")
-    serve_mcp(settings, http=use_http, host=host, port=port)
+    serve_mcp(settings, http=use_http, host=host, port=port, brief=not no_brief)
 
 
 @cli.command()

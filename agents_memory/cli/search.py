@@ -45,6 +45,7 @@ _HINTS = {
     "role": "--role",
     "limit": "--limit",
     "as_of": "--as-of",
+    "queries": "--also",
 }
 """The option each argument of the search request is typed as."""
 
@@ -73,6 +74,12 @@ _HINTS = {
     default=None,
     help="The pool as it was at the end of this date: facts and slot values live then.",
 )
+@click.option(
+    "--also",
+    "also",
+    multiple=True,
+    help="Another phrasing of the same question (repeatable, up to 4), fused into one ranking.",
+)
 @json_option("the result")
 @click.option(
     "--why", is_flag=True, help="Also show why each row ranks (its full-text and vector ranks)."
@@ -92,6 +99,7 @@ def search(
     limit: int,
     include_archived: bool,
     as_of: str | None,
+    also: tuple[str, ...],
     as_json: bool,
     why: bool,
 ) -> None:
@@ -115,6 +123,7 @@ def search(
             limit=limit,
             include_archived=include_archived,
             as_of=as_of,
+            queries=also,
         )
         request.period(now)  # a date it cannot read is refused before any search
         request.moment(now)

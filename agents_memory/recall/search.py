@@ -11,7 +11,7 @@ which resolves a project tag through its aliases.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -31,6 +31,7 @@ from agents_memory.store.search import (
     find_user_id,
     search_memories,
 )
+from agents_memory.store.search.fusion import fuse_results
 
 if TYPE_CHECKING:
     from agents_memory.embeddings import Embedder
@@ -38,10 +39,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class PreparedSearch:
-    """A search ready to run: the words (``None``: newest first) and the filters."""
+    """A search ready to run: the words (``None``: newest first), the filters and the other
+    phrasings of the same question (fused with the first, :func:`search_user`)."""
 
     text: str | None
     filters: SearchFilters
+    more: tuple[str, ...] = ()
 
 
 def prepare_search(
@@ -65,7 +68,8 @@ def prepare_search(
         )
     except ValueError as exc:
         raise SearchArgumentError(str(exc)) from exc
-    return PreparedSearch(request.query, filters)
+    phrasings = request.phrasings
+    return PreparedSearch(phrasings[0] if phrasings else None, filters, phrasings[1:])
 
 
 def search_tuning(settings: Settings) -> SearchTuning:
@@ -82,24 +86,31 @@ def search_user(
     request: PreparedSearch,
     query_vector: np.ndarray[Any, Any] | None,
     settings: Settings,
+    more_vectors: Sequence[np.ndarray[Any, Any] | None] = (),
 ) -> SearchResult:
     """``user_id``'s search, the vector arm with ``query_vector`` when there is one. A project
     that is no tag is refused (:class:`~agents_memory.errors.UnknownProjectError`, naming the
-    close ones), not searched for nothing."""
+    close ones), not searched for nothing. The request's other phrasings (``more``, their
+    vectors in ``more_vectors`` when given) are searched too and the rankings fused
+    (:func:`~agents_memory.store.search.fusion.fuse_results`)."""
     if request.filters.p_tag:
         resolve_project(conn, request.filters.p_tag)
+    tuning = search_tuning(settings)
     filters = request.filters
     shared = team.shared_view(conn, user_id)
     if shared:
         filters = replace(filters, shared=shared)
-    result = search_memories(
-        conn,
-        user_id,
-        query=request.text,
-        query_vector=query_vector,
-        filters=filters,
-        tuning=search_tuning(settings),
-    )
+    phrasings = [(request.text, query_vector)]
+    vectors = list(more_vectors)
+    for n, text in enumerate(request.more):
+        phrasings.append((text, vectors[n] if n < len(vectors) else None))
+    results = [
+        search_memories(
+            conn, user_id, query=text, query_vector=vector, filters=filters, tuning=tuning
+        )
+        for text, vector in phrasings
+    ]
+    result = fuse_results(results, request.filters.limit)
     if not shared:
         return result
     owners = team.teammates_of(conn, [h.id for h in result.hits], user_id)
@@ -117,21 +128,30 @@ class QueryVector:
 
     vector: np.ndarray[Any, Any] | None
     note: str | None = None
+    more: tuple[np.ndarray[Any, Any], ...] = ()
+    """The vectors of the search's other phrasings (:attr:`PreparedSearch.more`), in order."""
 
 
-def embed_query(embedder: Embedder | None, text: str | None) -> QueryVector:
-    """``text``'s vector from ``embedder`` (none without either). Any failure of the backend
-    degrades the search to full-text, by design, with the reason in the note."""
+def embed_query(
+    embedder: Embedder | None, text: str | None, more: Sequence[str] = ()
+) -> QueryVector:
+    """``text``'s vector (and those of the phrasings ``more``, in one batch) from
+    ``embedder`` (none without either). Any failure of the backend degrades the search to
+    full-text, by design, with the reason in the note."""
     if embedder is None or text is None:
         return QueryVector(None)
     try:
-        vectors: np.ndarray[Any, Any] = np.asarray(embedder.embed_queries([text]), np.float32)
+        vectors: np.ndarray[Any, Any] = np.asarray(
+            embedder.embed_queries([text, *more]), np.float32
+        )
     except Exception as exc:  # any backend failure degrades to full-text, by design
         return QueryVector(None, failed_note(exc))
-    return QueryVector(np.asarray(vectors[0]))
+    return QueryVector(np.asarray(vectors[0]), more=tuple(np.asarray(v) for v in vectors[1:]))
 
 
-def backend_query_vector(settings: Settings, text: str | None) -> QueryVector:
+def backend_query_vector(
+    settings: Settings, text: str | None, more: Sequence[str] = ()
+) -> QueryVector:
     """``text``'s vector from a backend made for this one query and closed after (the
     command line's way when no daemon answers; a server keeps its backend)."""
     if text is None or settings.embedding_backend == "none":
@@ -143,13 +163,13 @@ def backend_query_vector(settings: Settings, text: str | None) -> QueryVector:
         if embedder is None:
             return held_query_vector(settings, None, text)
         with embedder:
-            return embed_query(embedder, text)
+            return embed_query(embedder, text, more)
     except Exception as exc:  # any backend failure degrades to full-text, by design
         return QueryVector(None, failed_note(exc))
 
 
 def held_query_vector(
-    settings: Settings, embedder: Embedder | None, text: str | None
+    settings: Settings, embedder: Embedder | None, text: str | None, more: Sequence[str] = ()
 ) -> QueryVector:
     """``text``'s vector from a backend the caller holds (``None``: none could be made),
     with the reason when the search must run full-text only."""
@@ -159,7 +179,7 @@ def held_query_vector(
         return QueryVector(None, "EMBEDDING_BACKEND=none, full-text search only")
     if embedder is None:
         return QueryVector(None, "no embedding backend available, full-text search only")
-    return embed_query(embedder, text)
+    return embed_query(embedder, text, more)
 
 
 def failed_note(exc: Exception) -> str:
@@ -199,13 +219,13 @@ def search_on(
     user_id = find_user_id(conn, settings.user_name)
     if user_id is None:
         return SearchResult(used="none", note=f"no memories for user {settings.user_name!r}")
-    query_vector = vector.vector
+    query_vector, more = vector.vector, vector.more
     if query_vector is not None:
         mismatch = stored_model_note(conn, settings)
         if mismatch:
             on_note(mismatch)
-            query_vector = None
-    return search_user(conn, user_id, request, query_vector, settings)
+            query_vector, more = None, ()
+    return search_user(conn, user_id, request, query_vector, settings, more)
 
 
 def search_database(
@@ -219,5 +239,5 @@ def search_database(
     with database.connect(db) as conn:
         if request.filters.p_tag:  # a project that is no tag is refused before the model loads
             resolve_project(conn, request.filters.p_tag)
-        vector = backend_query_vector(settings, request.text)
+        vector = backend_query_vector(settings, request.text, request.more)
         return search_on(conn, settings, request, vector, on_note=on_note)

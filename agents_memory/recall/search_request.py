@@ -21,6 +21,7 @@ from typing import Any, Literal
 from agents_memory.adapters import platform_filter
 from agents_memory.daterange import DateRange, period_bound, split_period
 from agents_memory.errors import AdapterError, SearchArgumentError
+from agents_memory.store.search.fusion import MAX_PHRASINGS
 from agents_memory.store.search.types import MAX_LIMIT
 
 DEFAULT_LIMIT = 10
@@ -49,6 +50,10 @@ class SearchRequest:
     as_of: str | None = None
     """See the pool as it was at the end of this date: what was said by then, archived and
     superseded values that were live then, without what had expired."""
+    queries: tuple[str, ...] = ()
+    """Other phrasings of the same question, searched too and fused into one ranking
+    (:mod:`agents_memory.store.search.fusion`); with ``query``, at most
+    :data:`~agents_memory.store.search.fusion.MAX_PHRASINGS` in all."""
 
     def __post_init__(self) -> None:
         for name in ("query", "project", "since", "until", "platform", "as_of"):
@@ -79,6 +84,28 @@ class SearchRequest:
             raise SearchArgumentError(
                 str(exc), argument="platform", value=self.platform or ""
             ) from exc
+        self._check_queries()
+
+    def _check_queries(self) -> None:
+        queries: object = self.queries
+        if not isinstance(queries, list | tuple) or not all(isinstance(q, str) for q in queries):
+            raise SearchArgumentError("queries must be a list of texts", argument="queries")
+        object.__setattr__(self, "queries", tuple(q.strip() for q in queries if q.strip()))
+        if len(self.phrasings) > MAX_PHRASINGS:
+            raise SearchArgumentError(
+                f"at most {MAX_PHRASINGS} phrasings in all (query and queries),"
+                f" got {len(self.phrasings)}",
+                argument="queries",
+            )
+
+    @property
+    def phrasings(self) -> tuple[str, ...]:
+        """``query`` and ``queries``, each once, in that order (empty: list the newest)."""
+        seen: dict[str, None] = {}
+        for text in (self.query, *self.queries):
+            if text and text.casefold() not in {s.casefold() for s in seen}:
+                seen[text] = None
+        return tuple(seen)
 
     @classmethod
     def build(
@@ -131,8 +158,13 @@ class SearchRequest:
             raise SearchArgumentError(str(exc), argument=name, value=text) from exc
 
     def to_wire(self) -> dict[str, Any]:
-        """The request as JSON-ready data (the brief socket's ``search`` value)."""
-        return asdict(self)
+        """The request as JSON-ready data (the brief socket's ``search`` value); ``queries``
+        only when there are some (a daemon of an older release refuses a name it lacks)."""
+        data = asdict(self)
+        data.pop("queries")
+        if self.queries:
+            data["queries"] = list(self.queries)
+        return data
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> SearchRequest:

@@ -80,7 +80,7 @@ class SearchService:
             try:
                 if asked.filters.p_tag:
                     resolve_project(conn, asked.filters.p_tag)
-                vector = self._vector(asked.text)
+                vector = self._vector(asked.text, asked.more)
                 result = search_on(conn, self.settings, asked, vector, on_note=notes.append)
             except UnknownProjectError as exc:
                 return json.dumps({"refused": str(exc)}, ensure_ascii=False)
@@ -106,7 +106,7 @@ class SearchService:
                 self._conn.close()
         self._conn = None
 
-    def _vector(self, text: str | None) -> QueryVector:
+    def _vector(self, text: str | None, more: tuple[str, ...] = ()) -> QueryVector:
         if text is None or self.settings.embedding_backend == "none":
             return held_query_vector(self.settings, None, text)
         self._used_at = time.monotonic()
@@ -117,7 +117,7 @@ class SearchService:
                 self._embedder = create_embedder(self.settings)
             except Exception as exc:  # any backend failure degrades to full-text, by design
                 return QueryVector(None, failed_note(exc))
-        return held_query_vector(self.settings, self._embedder, text)
+        return held_query_vector(self.settings, self._embedder, text, more)
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed:

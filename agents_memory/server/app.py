@@ -24,6 +24,8 @@ from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.recall.brief import BriefRequest, build_brief
 from agents_memory.recall.state import ServerState, open_state
+from agents_memory.server.definitions import MemoryServer
+from agents_memory.server.resources import register_resources
 from agents_memory.server.stdio import run_stdio
 from agents_memory.server.tools import register_tools
 
@@ -34,6 +36,14 @@ INSTRUCTIONS_HEAD = (
     "first in every session, and `search_memory` before assuming past decisions, names or "
     "preferences. "
 )
+INSTRUCTIONS_BRIEF_ELSEWHERE = (
+    "Long-term memory shared by all of this user's coding agents. Its brief is already in "
+    "your context (the managed mcp-agents-memory block of your rules file): do not call "
+    "`memory_startup` for it. Call `search_memory` before assuming past decisions, names or "
+    "preferences."
+)
+"""The instructions of a server whose client reads the brief from a context file the daemon
+keeps fresh (``serve --no-brief``; OpenCode's ``AGENTS.md``): the brief is not sent twice."""
 
 
 def compact_brief(state: ServerState, platform: str | None = None) -> str:
@@ -50,29 +60,37 @@ def compact_brief(state: ServerState, platform: str | None = None) -> str:
         )
 
 
-def create_server(settings: Settings, state: ServerState | None = None) -> MCPServer[Any]:
+def create_server(
+    settings: Settings, state: ServerState | None = None, *, brief: bool = True
+) -> MCPServer[Any]:
     """The MCP server. ``state`` may be given (tests); otherwise it is opened here, since the
-    instructions must be known before the first client connects."""
+    instructions must be known before the first client connects. ``brief=False``: the client
+    gets the brief from a context file, so the instructions only point at it."""
     state = state or open_state(settings)
-    try:
-        brief = compact_brief(state)
-    except Exception:  # the server must start even when the brief cannot be built
-        log.exception("could not build the instructions brief")
-        brief = ""
-    instructions = INSTRUCTIONS_HEAD + ("\n\n" + brief if brief else "")
+    instructions = _instructions(state) if brief else INSTRUCTIONS_BRIEF_ELSEWHERE
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
         yield state
 
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = MemoryServer(
         "mcp-agents-memory",
         instructions=instructions,
         lifespan=lifespan,
         version=_version(),
     )
     register_tools(server, state)
+    register_resources(server, state)
     return server
+
+
+def _instructions(state: ServerState) -> str:
+    try:
+        brief = compact_brief(state)
+    except Exception:  # the server must start even when the brief cannot be built
+        log.exception("could not build the instructions brief")
+        brief = ""
+    return INSTRUCTIONS_HEAD + ("\n\n" + brief if brief else "")
 
 
 def _version() -> str:
@@ -82,12 +100,17 @@ def _version() -> str:
 
 
 def serve(
-    settings: Settings, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765
+    settings: Settings,
+    *,
+    http: bool = False,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    brief: bool = True,
 ) -> None:
     """Run until the client goes away (stdio) or the process is stopped (HTTP)."""
     state = open_state(settings)
     try:
-        server = create_server(settings, state)
+        server = create_server(settings, state, brief=brief)
         if http:
             from agents_memory.server.http import run_http
 

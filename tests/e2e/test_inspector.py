@@ -101,3 +101,35 @@ def test_the_inspector_calls_the_new_tools(inspector: Path, db_url: str, tmp_pat
     assert json.loads(tags["content"][0]["text"])["new_tags"] == []
     wrong = _call(inspector, db_url, tmp_path, "task_pin", action="update")
     assert wrong.get("isError") is True and "`pin`" in wrong["content"][0]["text"]
+
+
+def test_the_inspector_lists_the_resources_and_the_recall_prompt(
+    inspector: Path, db_url: str, tmp_path: Path
+) -> None:
+    resources = _inspect(inspector, db_url, tmp_path, "--method", "resources/list")
+    assert {r["uri"] for r in resources["resources"]} == {"memory://brief", "memory://projects"}
+    templates = _inspect(inspector, db_url, tmp_path, "--method", "resources/templates/list")
+    assert [t["uriTemplate"] for t in templates["resourceTemplates"]] == [
+        "memory://session/{session_id}"
+    ]
+    brief = _inspect(
+        inspector, db_url, tmp_path, "--method", "resources/read", "--uri", "memory://brief"
+    )
+    assert brief["contents"][0]["text"]
+    prompts = _inspect(inspector, db_url, tmp_path, "--method", "prompts/list")
+    assert [p["name"] for p in prompts["prompts"]] == ["recall"]
+    got = _inspect(
+        inspector, db_url, tmp_path, "--method", "prompts/get", "--prompt-name", "recall",
+        "--prompt-args", "topic=invoice numbering",
+    )  # fmt: skip
+    assert "invoice numbering" in got["messages"][0]["content"]["text"]
+
+
+def test_the_inspector_gets_a_compact_search_answer(
+    inspector: Path, db_url: str, tmp_path: Path
+) -> None:
+    _call(inspector, db_url, tmp_path, "manage_knowledge", action="add", content="port 5433 db")
+    found = _call(inspector, db_url, tmp_path, "search_memory", query="port 5433")
+    text = found["content"][0]["text"]
+    assert text.splitlines()[0].startswith("1 hits") and "#" in text and "read_memory" in text
+    assert found["structuredContent"]["count"] == 1

@@ -138,3 +138,18 @@ def test_the_service_searches_the_users_memories_with_the_settings_knobs(
     assert result.used == "fulltext" and [h.id for h in result.hits] == [ids[0]]
     weak = search_user(conn, int(uid[0]), _request(query="hang"), None, settings)
     assert weak.used == "ilike" and weak.threshold == 0.9
+
+
+def test_other_phrasings_are_kept_once_checked_and_carried_on_the_wire() -> None:
+    request = SearchRequest.build(query="zeppelin", queries=["airship", " Zeppelin ", "", "blimp"])
+    assert request.phrasings == ("zeppelin", "airship", "blimp")
+    prepared = prepare_search(request, device_name=None, now=NOW)
+    assert prepared.text == "zeppelin" and prepared.more == ("airship", "blimp")
+    assert SearchRequest.from_wire(json.loads(json.dumps(request.to_wire()))) == request
+    assert "queries" not in SearchRequest(query="x").to_wire()  # an older daemon reads it
+    only = prepare_search(SearchRequest(queries=("airship",)), device_name=None, now=NOW)
+    assert only.text == "airship" and only.more == ()
+    with pytest.raises(SearchArgumentError, match="at most 5 phrasings"):
+        SearchRequest(query="a", queries=("b", "c", "d", "e", "f"))
+    with pytest.raises(SearchArgumentError, match="queries"):
+        SearchRequest.build(queries="not a list")

@@ -172,3 +172,16 @@ def test_a_partial_project_says_which_projects_exist(tagged: Settings) -> None:
     assert "no project 'quokka' (did you mean 'quokka-api'?)" in result.output
     assert "projects: quokka-api" in result.output
     assert "no match" not in result.output
+
+
+def test_also_adds_phrasings_fused_with_the_query(cli_settings: Settings) -> None:
+    alone = CliRunner().invoke(search, ["lunch", "--json"], obj=cli_settings)
+    fused = CliRunner().invoke(search, ["lunch", "--also", "migration", "--json"], obj=cli_settings)
+    assert alone.exit_code == 0 and fused.exit_code == 0, fused.output
+    assert json.loads(alone.stdout)["count"] == 1
+    messages = [h["message"] for h in json.loads(fused.stdout)["results"]]
+    assert "lunch order" in messages
+    assert any("migration" in m for m in messages)
+    five = ["x", *[a for n in range(5) for a in ("--also", f"y{n}")]]
+    refused = CliRunner().invoke(search, five, obj=cli_settings)
+    assert refused.exit_code == 2 and "--also" in refused.output

@@ -29,7 +29,9 @@ def _fact(conn: Any, user: int, text: str, at: datetime) -> int:
 
 
 def _texts(server: Any, **args: Any) -> list[str]:
-    found = ok(call(server, "search_memory", {"query": "Staging Postgres", **args}))
+    found = ok(
+        call(server, "search_memory", {"query": "Staging Postgres", "detail": "full", **args})
+    )
     return sorted(hit["message"] for hit in found["results"])
 
 

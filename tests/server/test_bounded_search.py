@@ -73,7 +73,7 @@ def test_search_memory_clips_a_50_mb_turn_and_says_how_to_read_it(
 ) -> None:
     server = create_server(server_settings, state)
     started = time.monotonic()
-    result = call(server, "search_memory", {"query": "deploy checklist"})
+    result = call(server, "search_memory", {"detail": "full", "query": "deploy checklist"})
     elapsed = time.monotonic() - started
     reply = result.content[0].text
     assert len(reply) < REPLY_CAP, len(reply)

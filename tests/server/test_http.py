@@ -75,7 +75,7 @@ def test_http_transport_requires_the_bearer_token(db_url: str, tmp_path: Path) -
                 await client.call_tool(
                     "manage_knowledge", {"action": "add", "content": "over http"}
                 )
-                return await client.call_tool("search_memory", {"query": "http"})
+                return await client.call_tool("search_memory", {"detail": "full", "query": "http"})
 
         found = anyio.run(go)
         assert json.loads(found.content[0].text)["count"] == 1

@@ -72,7 +72,7 @@ CLIENT = textwrap.dedent(
             Client(streamable_http_client(url, http_client=http)) as client,
         ):
             await client.call_tool("manage_knowledge", {"action": "add", "content": "remote"})
-            found = await client.call_tool("search_memory", {"query": "remote"})
+            found = await client.call_tool("search_memory", {"detail": "full", "query": "remote"})
             return json.loads(found.content[0].text)["count"]
 
     result["found"] = anyio.run(go)

@@ -98,7 +98,10 @@ def test_tools_are_listed_with_descriptions_for_a_model(
         "limit",
         "include_archived",
         "as_of",
-    } == set(props)  # the older names still work but are not advertised
+        "queries",
+        "detail",
+    } <= set(props)  # the older names still work but are not advertised
+    assert not {"p_tag", "date_range", "agent_platform"} & set(props)
     assert all(p.get("description") for p in props.values())
     assert instructions is not None and len(instructions) <= 1900
     assert "memory_startup" in instructions and BRIEF_MARKER in instructions
@@ -119,14 +122,16 @@ def test_search_memory_finds_by_words_and_explains_why(
 ) -> None:
     _seed(state)
     server = create_server(server_settings, state)
-    found = _json(_call(server, "search_memory", {"query": "pgvector pools", "limit": 5}))
+    found = _json(
+        _call(server, "search_memory", {"detail": "full", "query": "pgvector pools", "limit": 5})
+    )
     assert found["used"] == "fulltext" and found["count"] == 1
     hit = found["results"][0]
     assert "PostgreSQL" in hit["message"] and hit["why"]["arms"] == ["fulltext"]
     # A word inside a longer word is found by the word-level fallback.
-    partial = _json(_call(server, "search_memory", {"query": "postgres"}))
+    partial = _json(_call(server, "search_memory", {"detail": "full", "query": "postgres"}))
     assert partial["used"] == "ilike" and partial["count"] == 1
-    newest = _json(_call(server, "search_memory", {}))
+    newest = _json(_call(server, "search_memory", {"detail": "full"}))
     assert newest["used"] == "recency" and newest["count"] == 2
 
 
@@ -153,15 +158,23 @@ def test_search_memory_takes_the_short_platform_names_of_the_command_line(
     _seed(state)
     server = create_server(server_settings, state)
     for name in ("codex", "CODEX-CLI", "codex-cli"):
-        found = _json(_call(server, "search_memory", {"platform": name}))
+        found = _json(_call(server, "search_memory", {"detail": "full", "platform": name}))
         assert found["count"] == 2, name
-    assert _json(_call(server, "search_memory", {"platform": "claude"}))["count"] == 0
-    old = _json(_call(server, "search_memory", {"agent_platform": "codex"}))  # the old name
+    assert (
+        _json(_call(server, "search_memory", {"detail": "full", "platform": "claude"}))["count"]
+        == 0
+    )
+    old = _json(
+        _call(server, "search_memory", {"detail": "full", "agent_platform": "codex"})
+    )  # the old name
     assert old["count"] == 2
     with state.pool.connection() as conn:  # a client with no adapter, as save_message names it
         insert_memories(conn, state.user_id, [NewMemory("cursor", "user", "Cursor saved this")])
-    assert _json(_call(server, "search_memory", {"platform": "cursor"}))["count"] == 1
-    refused = _call(server, "search_memory", {"platform": "Codx"})
+    assert (
+        _json(_call(server, "search_memory", {"detail": "full", "platform": "cursor"}))["count"]
+        == 1
+    )
+    refused = _call(server, "search_memory", {"detail": "full", "platform": "Codx"})
     assert refused.is_error
     assert "unknown platform 'Codx' (did you mean 'codex'?)" in refused.content[0].text
     assert "claude-code" in refused.content[0].text and "gemini" in refused.content[0].text
@@ -174,7 +187,9 @@ def test_a_misspelt_project_is_an_error_naming_the_close_projects(
     with state.pool.connection() as conn:
         conn.execute("INSERT INTO project_tags (name) VALUES ('quokka-api')")
     result = _call(
-        create_server(server_settings, state), "search_memory", {"query": "x", name: "quokka"}
+        create_server(server_settings, state),
+        "search_memory",
+        {"detail": "full", "query": "x", name: "quokka"},
     )
     assert result.is_error
     text = result.content[0].text
@@ -187,10 +202,18 @@ def test_the_old_argument_names_are_accepted_with_the_same_meaning(
 ) -> None:
     _seed(state)
     server = create_server(server_settings, state)
-    new = _json(_call(server, "search_memory", {"since": "today", "platform": "codex"}))
-    old = _json(_call(server, "search_memory", {"date_range": "today", "agent_platform": "codex"}))
+    new = _json(
+        _call(server, "search_memory", {"detail": "full", "since": "today", "platform": "codex"})
+    )
+    old = _json(
+        _call(
+            server,
+            "search_memory",
+            {"detail": "full", "date_range": "today", "agent_platform": "codex"},
+        )
+    )
     assert new["count"] == old["count"] == 2
-    none = _json(_call(server, "search_memory", {"until": "2000-01-01"}))
+    none = _json(_call(server, "search_memory", {"detail": "full", "until": "2000-01-01"}))
     assert none["count"] == 0
 
 
@@ -230,9 +253,15 @@ def test_manage_knowledge_add_update_remove_keeps_history(
     assert history == [("The staging database listens on port 5433",)]
     removed = _json(_call(server, "manage_knowledge", {"action": "remove", "memory_id": memory_id}))
     assert removed["stored"] and removed["is_pinned"] is False
-    gone = _json(_call(server, "search_memory", {"query": "staging"}))
+    gone = _json(_call(server, "search_memory", {"detail": "full", "query": "staging"}))
     assert gone["count"] == 0
-    back = _json(_call(server, "search_memory", {"query": "staging", "include_archived": True}))
+    back = _json(
+        _call(
+            server,
+            "search_memory",
+            {"detail": "full", "query": "staging", "include_archived": True},
+        )
+    )
     assert back["count"] == 1
 
 
@@ -332,7 +361,7 @@ def test_stdio_server_answers_a_real_client(
             added = await c.call_tool(
                 "manage_knowledge", {"action": "add", "content": "stdio works"}
             )
-            found = await c.call_tool("search_memory", {"query": "stdio"})
+            found = await c.call_tool("search_memory", {"detail": "full", "query": "stdio"})
             return tools, added, found
 
     tools, added, found = anyio.run(go)

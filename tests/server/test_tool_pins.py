@@ -102,7 +102,7 @@ def test_open_pins_appear_in_the_recipients_brief_only(
         assert "Rotate the staging credentials" in brief("codex-cli")
         assert "Rotate the staging credentials" not in brief("gemini-cli")
     # Not in search either.
-    found = ok(call(server, "search_memory", {"query": "staging credentials"}))
+    found = ok(call(server, "search_memory", {"detail": "full", "query": "staging credentials"}))
     assert found["count"] == 0
 
 

@@ -42,7 +42,7 @@ def _texts(result: dict[str, Any]) -> list[str]:
 def test_turns_around_a_hit_in_order(state: ServerState, server_settings: Settings) -> None:
     ids = _session(state)
     server = create_server(server_settings, state)
-    hit = ok(call(server, "search_memory", {"query": "turn 05"}))["results"][0]
+    hit = ok(call(server, "search_memory", {"detail": "full", "query": "turn 05"}))["results"][0]
     assert hit["session_id"] == "s1"
     around = ok(call(server, "read_memory", {"memory_id": ids[5], "before": 2, "after": 2}))
     assert _texts(around) == ["turn 03", "turn 04", "turn 05", "turn 06", "turn 07"]

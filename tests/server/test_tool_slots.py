@@ -38,9 +38,15 @@ def test_a_new_value_supersedes_the_slot_and_the_brief_shows_it_once(
     brief = _brief(state, server_settings)
     assert "db.staging.port: staging port is 6543" in brief
     assert "5433" not in brief and brief.count("6543") == 1
-    found = ok(call(server, "search_memory", {"query": "staging port"}))
+    found = ok(call(server, "search_memory", {"detail": "full", "query": "staging port"}))
     assert [r["id"] for r in found["results"]] == [second["id"]]
-    asked = ok(call(server, "search_memory", {"query": "staging port", "include_archived": True}))
+    asked = ok(
+        call(
+            server,
+            "search_memory",
+            {"detail": "full", "query": "staging port", "include_archived": True},
+        )
+    )
     assert {r["id"] for r in asked["results"]} == {first["id"], second["id"]}
     with state.pool.connection() as conn:
         old = conn.execute(

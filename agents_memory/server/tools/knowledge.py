@@ -11,6 +11,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from agents_memory.adapters import all_adapters, platform_for_client
 from agents_memory.errors import KnowledgeError
@@ -45,10 +46,7 @@ def save_message_help(captured: Collection[str]) -> str:
     """``save_message``'s description, naming the clients captured automatically."""
     shown = [a.display_name for a in all_adapters() if a.name in captured]
     are = f"{_and_list(shown)} {'is' if len(shown) == 1 else 'are'}" if shown else "none is"
-    return (
-        "Only for clients whose conversations are NOT captured automatically "
-        f"({are}): store one conversation turn."
-    )
+    return f"Store a turn; only for a client not captured ({are})."
 
 
 def register(server: MCPServer[Any], *, captured: Collection[str]) -> None:
@@ -63,44 +61,34 @@ def _register_manage_knowledge(server: MCPServer[Any]) -> None:
         ctx: ServerContext,
         action: Annotated[
             Literal["add", "update", "remove"],
-            Field(
-                description="add a pinned memory or profile line; update its text; remove it "
-                "(archived, recoverable)."
-            ),
+            Field(description="remove: archived, recoverable."),
         ],
         target: Annotated[
             Literal["memory", "sub_profile"],
-            Field(
-                description="memory: a pinned fact; sub_profile: the user's current-work profile."
-            ),
+            Field(description="sub_profile: current work."),
         ] = "memory",
-        content: Annotated[
-            Text | None, Field(description="The text (add/update). Write it as a standalone fact.")
-        ] = None,
+        content: Annotated[Text | None, Field(description="The fact, standalone.")] = None,
         memory_id: Annotated[
             int | None,
-            Field(description="The memory's id from search_memory (update/remove of a memory)."),
+            Field(description="update/remove: its id."),
         ] = None,
-        agent_model: Annotated[Text | None, Field(description="Your model id, if known.")] = None,
+        agent_model: Text | None = None,
         slot: Annotated[
             Text | None,
-            Field(
-                description="add: a name for the fact (e.g. db.staging.port); the new value "
-                "replaces the slot's previous one, which stays in history."
-            ),
+            Field(description="A name (db.port): replaces its old value."),
         ] = None,
         expires: Annotated[
             Text | None,
-            Field(description="add: stop showing the fact after 7d, 12h or a date (2026-03-01)."),
+            Field(description="Hide it after 7d, 12h or a date."),
         ] = None,
-        agent_platform: Text | None = None,
-        subagent: bool = False,
-        subagent_model: Text | None = None,
-        subagent_role: Text | None = None,
+        # seed A's fields: accepted (a client moving from it sends them), not advertised
+        agent_platform: SkipJsonSchema[Text | None] = None,
+        subagent: SkipJsonSchema[bool] = False,
+        subagent_model: SkipJsonSchema[Text | None] = None,
+        subagent_role: SkipJsonSchema[Text | None] = None,
     ) -> service.KnowledgeResult:
-        """Remember something on purpose (the user asked, or a durable fact or decision),
-        correct it, or forget it. Pinned memories always appear in the brief; a fact with a
-        `slot` appears once, with its newest value."""
+        """Pin a durable fact or decision (always in the brief), correct it or archive
+        it."""
         try:
             return service.manage_knowledge(
                 state_of(ctx),
@@ -122,16 +110,14 @@ def _register_save_message(server: MCPServer[Any], captured: Collection[str]) ->
     @server.tool(description=save_message_help(captured), annotations=SAVE_ANNOTATIONS)
     def save_message(
         ctx: ServerContext,
-        role: Annotated[Literal["user", "assistant"], Field(description="Who said it.")],
-        message: Annotated[Text, Field(description="The turn's full text.")],
-        agent_model: Annotated[Text | None, Field(description="Your model id.")] = None,
-        agent_platform: Annotated[
-            Text | None, Field(description="Your client's name if the server cannot tell.")
-        ] = None,
-        session_id: Annotated[Text | None, Field(description="Your session id, if any.")] = None,
-        subagent: Annotated[bool, Field(description="true when a subagent speaks.")] = False,
-        subagent_model: Annotated[Text | None, Field(description="The subagent's model.")] = None,
-        subagent_role: Annotated[Text | None, Field(description="The subagent's role.")] = None,
+        role: Literal["user", "assistant"],
+        message: Text,
+        agent_model: Text | None = None,
+        agent_platform: Text | None = None,
+        session_id: Text | None = None,
+        subagent: bool = False,
+        subagent_model: Text | None = None,
+        subagent_role: Text | None = None,
     ) -> service.SaveResult:
         platform = platform_for_client(agent_platform) or client_platform(ctx)
         try:

@@ -248,10 +248,7 @@ ANNOTATIONS = ToolAnnotations(
 
 def to_help() -> str:
     """The ``to`` description: the registered clients' names."""
-    return (
-        f"create: the agent that should do it ({', '.join(all_platforms())}); query: only pins "
-        "addressed to this agent."
-    )
+    return f"create: the client to do it (e.g. {all_platforms()[1]})."
 
 
 def register(server: MCPServer[Any]) -> None:
@@ -263,60 +260,45 @@ def register(server: MCPServer[Any]) -> None:
         ctx: ServerContext,
         action: Annotated[
             Literal["create", "update", "query"],
-            Field(
-                description="create: hand a task to another agent; update: report progress on "
-                "a pin (yours or addressed to you); query: list pins with their history."
-            ),
+            Field(description="update: your progress on a pin."),
         ],
         to: Annotated[
             Text | None,
             Field(description=to_help()),
         ] = None,
-        title: Annotated[
-            Text | None, Field(description="create: one line saying what to do.")
-        ] = None,
+        title: Annotated[Text | None, Field(description="What to do, one line.")] = None,
         payload: Annotated[
             Annotated[dict[str, Any], Field(max_length=MAX_ITEMS)]
             | Annotated[list[Any], Field(max_length=MAX_ITEMS)]
             | Text
             | None,
             AfterValidator(checked_text),  # the strings inside an object or list too
-            Field(
-                description="create: details the recipient needs (files, commands, context; "
-                f"a list or object of at most {MAX_ITEMS} items)."
-            ),
+            Field(description="create: files, commands, context."),
         ] = None,
         from_agent: Annotated[
             Text | None,
-            Field(description="create: who asks (default: your client's name)."),
+            Field(description="Default: you."),
         ] = None,
         project: Annotated[
             Text | None,
-            Field(
-                description="create: the project (default: this directory's project); query: "
-                "only this project's pins."
-            ),
+            Field(description="Default: here."),
         ] = None,
         pin: Annotated[
             int | None,
-            Field(description="update: the pin's id; query: show just this pin's history."),
+            Field(description="update: its id."),
         ] = None,
         status: Annotated[
             Literal["pending", "in_progress", "done", "failed"] | None,
-            Field(
-                description="update: the new status (pending → in_progress → done | failed); "
-                "query: only pins currently in this status."
-            ),
+            Field(description="update: the new one."),
         ] = None,
         note: Annotated[
             Text | None,
-            Field(description="update: what happened (required for done and failed)."),
+            Field(description="update: what happened."),
         ] = None,
-        limit: Annotated[int, Field(ge=1, le=100, description="query: at most this many.")] = 20,
+        limit: Annotated[int, Field(ge=1, le=100)] = 20,
     ) -> PinResult:
-        """Hand work to another agent and track it: pins are an append-only log kept out of
-        search and of the conversation history. Open pins addressed to an agent appear in its
-        brief; when you take one, update it to in_progress, then done or failed with a note."""
+        """Hand work to another agent. Pins to you are in your brief: set one in_progress,
+        then done or failed with a note."""
         return run_task_pin(
             state_of(ctx),
             action=action,

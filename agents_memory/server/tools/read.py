@@ -196,32 +196,25 @@ def register(server: MCPServer[Any]) -> None:
         ctx: ServerContext,
         memory_id: Annotated[
             int | None,
-            Field(description="A search_memory result's id: read the turns around it."),
+            Field(description="A search hit's id."),
         ] = None,
         session_id: Annotated[
             Text | None,
-            Field(
-                description="A search_memory result's session_id, without memory_id: read the "
-                "session from its first turn."
-            ),
+            Field(description="Without memory_id: this session."),
         ] = None,
-        before: Annotated[
-            int, Field(ge=0, le=50, description="Turns before memory_id (0-50).")
-        ] = 3,
-        after: Annotated[int, Field(ge=0, le=50, description="Turns after it (0-50).")] = 3,
+        before: Annotated[int, Field(ge=0, le=50)] = 3,
+        after: Annotated[int, Field(ge=0, le=50)] = 3,
         max_chars: Annotated[
             int,
             Field(
                 ge=500,
                 le=50_000,
-                description="Character budget for all turns; the nearest turns come first.",
+                description="Character budget.",
             ),
         ] = 6000,
     ) -> ReadResult:
-        """Read the conversation around a search hit, or page through a session: search
-        results show one turn; this shows what was said before and after it, and under each
-        assistant turn the tool calls it made (`actions`: file edits, commands and how they
-        ended, one line each). `next` says how to read on."""
+        """A hit whole with its neighbour turns and their tool calls, or a session from its
+        start; `next` says how to go on."""
         return run_read_memory(
             state_of(ctx),
             memory_id=memory_id,

@@ -3,17 +3,18 @@ result, its argument errors as messages a model can act on."""
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from agents_memory.adapters import all_adapters, all_platforms
+from agents_memory.adapters import all_platforms
 from agents_memory.errors import SearchArgumentError, UnknownProjectError
 from agents_memory.recall.search import (
     QueryVector,
@@ -25,13 +26,15 @@ from agents_memory.recall.search_request import SearchRequest
 from agents_memory.recall.state import ServerState
 from agents_memory.server.tools.context import ServerContext, state_of
 from agents_memory.server.tools.text import Text
-from agents_memory.store.search import HIT_MAX_CHARS
+from agents_memory.store.search import HIT_MAX_CHARS, SearchResult
+from agents_memory.store.search.excerpt import hit_line, query_stems
 
 log = logging.getLogger(__name__)
 
 
 class SearchHitOut(BaseModel):
     id: int
+    kind: str = "turn"
     role: str
     message: str
     clipped: bool = False
@@ -52,8 +55,11 @@ class SearchHitOut(BaseModel):
 
 
 class SearchOutput(BaseModel):
-    used: str
+    # Compact (the default): count, hits (one line each) and next; weak and note when nothing
+    # matched well. Full (detail="full"): every field but hits.
+    used: str | None = None
     count: int
+    hits: list[str] | None = None
     note: str | None = None
     top_similarity: float | None = None
     threshold: float | None = None
@@ -79,21 +85,81 @@ def _tool_error(exc: SearchArgumentError) -> ToolError:
     return ToolError(f"{exc}. Fix that argument and call search_memory again.")
 
 
-def run_search(state: ServerState, request: SearchRequest, *, now: datetime) -> SearchOutput:
+Detail = Literal["compact", "full"]
+
+
+def run_search(
+    state: ServerState, request: SearchRequest, *, now: datetime, detail: Detail = "compact"
+) -> CallToolResult:
+    """The tool's answer: compact lines (text and structured alike) or today's full hits."""
+    text, data = answer(search_result(state, request, now=now), request.phrasings, detail)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def answer(
+    result: SearchResult, phrasings: tuple[str, ...], detail: Detail
+) -> tuple[str, dict[str, Any]]:
+    """What a model reads (text) and the structured result, for ``detail``."""
+    if detail == "full":
+        data = full_output(result).model_dump(mode="json", exclude={"hits"})
+        return json.dumps(data, ensure_ascii=False, indent=2), data
+    words = query_stems(phrasings)
+    output = SearchOutput(
+        count=result.count,
+        hits=[hit_line(h, words) for h in result.hits],
+        weak=result.weak,
+        note=result.note,
+        next=COMPACT_NEXT if result.hits else None,
+    )
+    data = output.model_dump(mode="json", exclude_defaults=True)
+    data["count"] = result.count
+    return compact_text(output), data
+
+
+COMPACT_NEXT = (
+    'full text: read_memory memory_id=<id> (the turn and its neighbours); detail="full" '
+    "returns whole hits"
+)
+
+
+def compact_text(output: SearchOutput) -> str:
+    """The compact answer as a model reads it: the count (and why it is weak), one line per
+    hit, how to read more."""
+    head = f"{output.count} hits" + (" (weak: nothing matched well)" if output.weak else "")
+    lines = [head, *(output.hits or ())]
+    if output.note and output.weak:
+        lines.append(f"note: {output.note}")
+    if output.next:
+        lines.append(output.next)
+    return "\n".join(lines)
+
+
+def search_result(state: ServerState, request: SearchRequest, *, now: datetime) -> SearchResult:
+    """The search of ``request`` with the server's embedder, its failures as tool errors."""
     try:
         prepared = prepare_search(request, device_name=state.settings.device_name, now=now)
     except SearchArgumentError as exc:
         raise _tool_error(exc) from exc
-    vector = embed_query(state.embedder(), prepared.text) if prepared.text else QueryVector(None)
+    vector = (
+        embed_query(state.embedder(), prepared.text, prepared.more)
+        if prepared.text
+        else QueryVector(None)
+    )
     if vector.note:
         log.warning("%s", vector.note)
     try:
         with state.pool.connection() as conn:
-            result = search_user(conn, state.user_id, prepared, vector.vector, state.settings)
+            return search_user(
+                conn, state.user_id, prepared, vector.vector, state.settings, vector.more
+            )
     except UnknownProjectError as exc:
         raise ToolError(
             f"{exc}. Call search_memory without project, or with one of those projects."
         ) from exc
+
+
+def full_output(result: SearchResult) -> SearchOutput:
+    """Today's full form: every hit whole (clipped to :data:`HIT_MAX_CHARS`) with its scores."""
     output = SearchOutput.model_validate(result.as_dict())
     clipped = [hit.id for hit in output.results if hit.clipped]
     if clipped:
@@ -113,20 +179,12 @@ ANNOTATIONS = ToolAnnotations(
 )
 
 
-Project = Annotated[
-    Text | None, Field(description="Only this project (an alias finds its project).")
-]
+Project = Annotated[Text | None, Field(description="Only this project.")]
 Since = Annotated[
     Text | None,
-    Field(
-        description="Only from the start of this day or period: today, yesterday, last_week, "
-        "last_month, N_days_ago, 7d, YYYY-MM-DD or YYYY-MM."
-    ),
+    Field(description="7d, YYYY-MM-DD, yesterday…"),
 ]
-Until = Annotated[
-    Text | None,
-    Field(description="Only up to the end of this day or period (same forms as since)."),
-]
+Until = Annotated[Text | None, Field(description="As since.")]
 OldName = SkipJsonSchema[Text | None]
 """An argument's older name (``p_tag``, ``date_range``, ``agent_platform``): still accepted
 for one release, left out of the tool's schema."""
@@ -134,8 +192,7 @@ for one release, left out of the tool's schema."""
 
 def platform_help() -> str:
     """The ``platform`` description: the registered clients' names and short names."""
-    short = ", ".join(f"{a.short_name} = {a.name}" for a in all_adapters() if a.short_name)
-    return f'Only this client ({", ".join(all_platforms())}; short: {short}); "*" or omitted = all.'
+    return f"Only this client ({', '.join(all_platforms()[:2])}…)."
 
 
 def register(server: MCPServer[Any]) -> None:
@@ -146,41 +203,40 @@ def register(server: MCPServer[Any]) -> None:
         ctx: ServerContext,
         query: Annotated[
             Text | None,
+            Field(description="Omit: newest first."),
+        ] = None,
+        queries: Annotated[
+            list[Text] | None,
             Field(
-                description="What to look for, in any language. Omit to list the newest memories."
+                max_length=4,
+                description="Other phrasings (synonyms, paraphrase), fused.",
             ),
         ] = None,
         project: Project = None,
         since: Since = None,
         until: Until = None,
         role: Annotated[
-            Literal["user", "assistant"] | None,
-            Field(description="Only what the user said, or only what agents answered."),
+            Literal["user", "assistant"] | None, Field(description="Whose turns.")
         ] = None,
         platform: Annotated[Text | None, Field(description=platform_help())] = None,
         device_scope: Annotated[
             Literal["global", "local"],
-            Field(
-                description="global (default): every machine; local: this machine only "
-                "(pinned memories always included)."
-            ),
+            Field(description="local: this machine."),
         ] = "global",
-        limit: Annotated[int, Field(ge=1, le=50, description="How many results (1-50).")] = 10,
-        include_archived: Annotated[
-            bool, Field(description="Also search archived (older or removed) memories.")
-        ] = False,
-        as_of: Annotated[Text | None, Field(description="As the pool was on this date.")] = None,
+        limit: Annotated[int, Field(ge=1, le=50, description="Hits.")] = 10,
+        include_archived: Annotated[bool, Field(description="Also archived ones.")] = False,
+        as_of: Annotated[Text | None, Field(description="Pool as on this date.")] = None,
+        detail: Annotated[Detail, Field(description="full: whole hits, costly.")] = "compact",
         p_tag: OldName = None,
         date_range: OldName = None,
         agent_platform: OldName = None,
-    ) -> SearchOutput:
-        """Search the shared memory of all agents: full-text and meaning, newest first when
-        equally relevant. Use it before assuming what was decided, named or preferred.
-        Put identifiers, file paths and error messages in the query verbatim, and name the
-        project and the day (YYYY-MM-DD) when you know them: they narrow the search. Each
-        result has a confidence; ``weak`` true (with a note) means nothing matched well."""
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        """Search all agents' memory before assuming past decisions, names or preferences;
+        quote identifiers and errors verbatim. One line per hit (#id date client project
+        kind: excerpt); read_memory memory_id=<id> reads it whole."""
         request = search_request_of(
             query=query,
+            queries=queries or (),
             project=project,
             since=since,
             until=until,
@@ -195,4 +251,4 @@ def register(server: MCPServer[Any]) -> None:
             date_range=date_range,
             agent_platform=agent_platform,
         )
-        return run_search(state_of(ctx), request, now=datetime.now(UTC))
+        return run_search(state_of(ctx), request, now=datetime.now(UTC), detail=detail)

@@ -31,27 +31,20 @@ def register(server: MCPServer[Any]) -> None:
             Field(
                 ge=1,
                 le=30,
-                description="Days of recent raw turns to include (default: the "
-                "configured SHORT_TERM_DAYS, usually 3).",
+                description="Days of recent turns.",
             ),
         ] = None,
         agent_platform_filter: Annotated[
             bool,
-            Field(
-                description="true (default): recent turns of this client and model first; "
-                "false: every agent's recent turns."
-            ),
+            Field(description="false: all agents."),
         ] = True,
         agent_model: Annotated[
             Text | None,
-            Field(
-                description="Your model id, if you know it (e.g. claude-opus-4-6); picks your own "
-                "recent turns."
-            ),
+            Field(description="Your model id."),
         ] = None,
     ) -> str:
-        """Your memory brief for this session: the user's profile, pinned facts, active
-        projects, recent turns and open questions. Call it once at the start of a session."""
+        """The memory brief (profile, pinned facts, projects, recent turns): call it once per
+        session, at its start."""
         state = state_of(ctx)
         platform = client_platform(ctx)
         with state.pool.connection() as conn:

@@ -221,42 +221,33 @@ def register(server: MCPServer[Any]) -> None:
         action: Annotated[
             TagAction,
             Field(
-                description="list_suggestions / list_new_tags: the pending questions; "
-                "confirm_new_tag / reject_new_tag and confirm_alias / reject_alias: record the "
-                "user's answer (suggestion_id); set_alias / unset_alias: edit aliases by name; "
-                "apply_recommendations: for the new-tag ids the user approved, confirm those "
-                "recommended 'project', reject 'generic', leave 'unsure'; set_registry: "
-                "source's kind / paused / description."
+                description="list_*: pending questions; confirm_*/reject_*/apply_*: the "
+                "user's answers; set_registry: kind/paused/description."
             ),
         ],
         suggestion_id: Annotated[
             int | None,
-            Field(description="The suggestion's id from list_suggestions or list_new_tags."),
+            Field(description="From list_*."),
         ] = None,
         suggestion_ids: Annotated[
             list[int] | None,
             Field(
                 max_length=MAX_IDS,
-                description="apply_recommendations: the new-tag ids the user was shown "
-                f"(at most {MAX_IDS}).",
+                description="The new tags the user approved.",
             ),
         ] = None,
         source: Annotated[
             Text | None,
-            Field(description="set_alias / unset_alias: the tag that is (or was) an alias."),
+            Field(description="The alias."),
         ] = None,
-        target: Annotated[
-            Text | None, Field(description="set_alias: the project tag it is another name for.")
-        ] = None,
-        reason: Annotated[
-            Text | None, Field(description="reject_*: why, in the user's words (kept).")
-        ] = None,
+        target: Annotated[Text | None, Field(description="Its project tag.")] = None,
+        reason: Annotated[Text | None, Field(description="Why, in the user's words.")] = None,
         kind: tag_decisions.Kind | None = None,
         paused: bool | None = None,
         description: Text | None = None,
     ) -> TagsResult:
-        """Record the user's decisions on project tags: the brief's "Pending tag questions"
-        come from here. Ask the user first; never confirm or reject on your own."""
+        """Record the user's answers to the brief's "Pending tag questions". Ask the user
+        first; never decide on your own."""
         return run_manage_project_tags(
             state_of(ctx),
             action=action,

@@ -231,6 +231,9 @@ class SearchHit:
     chars: int | None = None
     """The whole message's length (``message`` holds at most its first
     :data:`~agents_memory.store.search.rows.HIT_READ_CHARS` characters)."""
+    kind: str = "turn"
+    """What the hit is: a conversation ``turn`` (other kinds, such as an action or a session,
+    name themselves here)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +276,7 @@ def _hit_dict(h: SearchHit) -> dict[str, Any]:
     clipped = clipped or (h.chars is not None and h.chars > len(h.message))
     return {
         "id": h.id,
+        "kind": h.kind,
         "role": h.role,
         "message": message,
         "clipped": clipped,

@@ -6,8 +6,9 @@ cosine to the query vector. The weights were fitted on the tuning half of the co
 (``bench/coding_recall.py --dump``), so a confidence reads roughly as the chance that the hit is
 the turn asked for; a search whose best hit is below ``SearchTuning.weak_below`` says so.
 
-:func:`assess` is the one place that decides "weak": the search's note and any later gate on
-what memory may answer read its :class:`Assessment`.
+:func:`assess` is the one place that rates hits and decides "weak" (the search's note);
+:func:`speaks` reads the same confidence against ``SearchTuning.speak_above``, the stricter bar
+for memory offered unasked (a per-prompt recall).
 
 Pure (no SQL)."""
 
@@ -62,3 +63,8 @@ def assess(query: ParsedQuery, hits: tuple[SearchHit, ...], tuning: SearchTuning
     )
     best = max((h.confidence or 0.0 for h in rated), default=0.0)
     return Assessment(rated, best, best < tuning.weak_below)
+
+
+def speaks(hit_confidence: float | None, tuning: SearchTuning) -> bool:
+    """Whether a hit of this confidence (from :func:`assess`) may be offered unasked."""
+    return hit_confidence is not None and hit_confidence >= tuning.speak_above

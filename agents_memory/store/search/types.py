@@ -30,6 +30,9 @@ class SearchFilters:
     device_name: str | None = None
     include_archived: bool = False
     limit: int = 10
+    git_root: str | None = None
+    """Only turns of the repository at this root (the project a per-prompt recall scopes to
+    first, as the brief resolves it from a working directory)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.limit <= MAX_LIMIT:
@@ -120,6 +123,11 @@ class SearchTuning:
     """A search whose best hit's confidence is below this says its matches are weak. On the
     coding set's tuning half: every nonsense and off-topic query is below 0.006, every real
     question's best hit at 0.045 or more."""
+    speak_above: float = 0.5
+    """Memory offered unasked (a per-prompt recall, :mod:`agents_memory.recall.prompt_recall`)
+    needs a hit of at least this confidence: the same calibrated confidence as ``weak_below``,
+    a stricter bar, since a wrong memory added to every prompt costs more than a weak search
+    the agent asked for. Fitted on the tuning half of ``bench/prompt_recall.py``."""
     weak_shown: int = 3
     """How many hits a search with no good match still shows, each with its (low) confidence:
     a few nearest, never a full page of unrelated rows under a note."""

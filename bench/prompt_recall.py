@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from agents_memory.recall.prompt_acks import is_acknowledgement, search_words
 from agents_memory.recall.prompt_recall import CANDIDATES, PromptRecall, recall_for_prompt
 from agents_memory.recall.search import QueryVector
 from agents_memory.store.search import SearchFilters, SearchHit, SearchTuning, search_memories
@@ -48,7 +49,7 @@ from bench.coding_recall import ingest
 SILENCE_GOAL = 0.97
 """The tuning half's unrelated prompts kept silent by the chosen bar (the target is 0.95 on
 the held-out half: a margin)."""
-SWEEP = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9)
+SWEEP = (0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.12, 0.15, 0.2, 0.3, 0.4, 0.5)
 
 
 def place_projects(home: Path, cs: CodeSet) -> dict[str, str]:
@@ -73,10 +74,12 @@ class Candidates:
 def candidates(
     conn: psycopg.Connection[Any], uid: int, text: str, vec: Any, root: str, tuning: SearchTuning
 ) -> Candidates:
-    found = []
+    found: list[list[SearchHit]] = []
+    if is_acknowledgement(text):
+        return Candidates([], [])
     for scope in (root, None):
         res = search_memories(
-            conn, uid, query=text, query_vector=vec,
+            conn, uid, query=search_words(text), query_vector=vec,
             filters=SearchFilters(limit=CANDIDATES, git_root=scope), tuning=tuning,
         )  # fmt: skip
         conn.commit()
@@ -89,13 +92,15 @@ def dump(path: Path, ps: list[Prompt], cands: list[Candidates], key_of: dict[int
     needs (the gate's calibration data)."""
     lines = []
     for p, c in zip(ps, cands, strict=True):
-        words = parse_query(p.text, 3.0).words
+        query = parse_query(search_words(p.text), 3.0)
         for scope, hits in (("project", c.project), ("everywhere", c.everywhere)):
             for rank, h in enumerate(hits, 1):
                 lines.append(json.dumps({
-                    "pid": p.pid, "kind": p.kind, "related": p.related, "scope": scope,
+                    "pid": p.pid, "text": p.text, "key": key_of.get(h.id), "kind": p.kind,
+                    "related": p.related, "scope": scope,
                     "rank": rank, "gold": key_of.get(h.id) in p.gold,
-                    "cover": coverage(words, h), "sim": h.why.similarity,
+                    "cover": coverage(query.words, h, query.identifiers, 3.0),
+                    "sim": h.why.similarity,
                     "all_rare": bool(h.why.all_rare), "fts": h.why.fts_rank is not None,
                     "fused": h.why.fused_score, "score": h.why.score, "conf": h.confidence,
                 }))  # fmt: skip

@@ -1,6 +1,8 @@
 """Prompts that ask nothing of memory: acknowledgements ("ok", "go ahead", "merci", "继续"),
 a client's commands ("/clear", "/compact keep the tests"), a menu choice ("2"), bare
-punctuation or emoji, and prompts with no content word at all.
+punctuation or emoji, and prompts with no content word at all; and the words of a prompt that
+talk about remembering rather than about the thing remembered ("again", "last time", "remind
+me", "did we"), left out of its search (:func:`search_words`).
 
 Pure (no SQL)."""
 
@@ -57,3 +59,29 @@ def is_acknowledgement(prompt: str) -> bool:
     if len(text) <= MAX_ACK_CHARS and _RESIDUE.fullmatch(_PHRASE.sub(" ", text)):
         return True
     return not content_words(text)
+
+
+_RECALL_TALK = frozenset(
+    """again last time times before previously earlier remind reminder recall remember
+    remembered discussed discuss discussion did do does we us our getting get got seeing see
+    saw seen back idea any behind happened happen thinking think thought still once ago week
+    yesterday tell know wondering question help look looking issue problem thing things stuff
+    want need needed trying try what which how why where when who should could would can is was
+    were are this that these those here there it its me my you your i""".split()  # noqa: SIM905
+)
+"""English words a prompt uses to ask memory, not to name what it asks about (measured on the
+tuning half of ``bench/prompt_recall.py``: without them a hit's coverage of the prompt reads
+its subject, "E4821" in "getting E4821 again, what was behind it last time?")."""
+
+
+_TALK = re.compile(
+    r"(?<![\w'`-])(?:" + "|".join(sorted(_RECALL_TALK, key=len, reverse=True)) + r")(?![\w'`-])",
+    re.IGNORECASE,
+)
+
+
+def search_words(prompt: str) -> str:
+    """``prompt`` without the words that talk about remembering (whole words, any case); the
+    prompt itself when no content word is left."""
+    kept = " ".join(_TALK.sub(" ", prompt).split())
+    return kept if content_words(kept) else prompt

@@ -7,7 +7,8 @@ as the brief finds it), then everywhere — and adds at most :data:`MAX_MEMORIES
 most :data:`MAX_CHARS` characters, one line each (:mod:`.prompt_lines`).
 
 Silence is the default. Nothing is added for an acknowledgement or a command
-(:mod:`.prompt_acks`), inside an excluded project (``CAPTURE_EXCLUDE``) or while capture of the
+(:mod:`.prompt_acks`, which also drops the words that only ask memory, "again", "last time",
+from the prompt's search), inside an excluded project (``CAPTURE_EXCLUDE``) or while capture of the
 client is paused, or when no hit clears ``SearchTuning.speak_above``: the search's own
 calibrated confidence (:mod:`agents_memory.store.search.confidence`, the one that makes a
 search "weak"), with a stricter bar for memory nobody asked for. Hits of the current session
@@ -32,7 +33,7 @@ import psycopg
 from agents_memory.admission.filters import ExcludeMatcher
 from agents_memory.config import Settings
 from agents_memory.gitinfo import git_info
-from agents_memory.recall.prompt_acks import is_acknowledgement
+from agents_memory.recall.prompt_acks import is_acknowledgement, search_words
 from agents_memory.recall.prompt_lines import MAX_CHARS, MAX_MEMORIES, render
 from agents_memory.recall.search import QueryVector, search_tuning
 from agents_memory.store.capture.pause import paused_until
@@ -144,13 +145,15 @@ class _Context:
 def _recall(
     conn: psycopg.Connection[Any],
     user_id: int,
-    query: str,
+    prompt: str,
     context: _Context,
     tuning: SearchTuning,
     vector: Callable[[str], QueryVector],
 ) -> PromptRecall:
-    """The project's hits that clear the bar, else everywhere's."""
-    query_vector = vector(query).vector
+    """The project's hits that clear the bar, else everywhere's: the prompt's meaning (its
+    vector) and its words without those that only ask memory (:func:`search_words`)."""
+    query_vector = vector(prompt).vector
+    query = search_words(prompt)
     scopes: list[tuple[Scope, str | None]] = [("everywhere", None)]
     if context.root:
         scopes.insert(0, ("project", context.root))

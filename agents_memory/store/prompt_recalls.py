@@ -121,3 +121,16 @@ def prompts_since(
         recent = cur.fetchall()
     prompts, added = (int(row[0]), int(row[1])) if row else (0, 0)
     return PromptDay(prompts, added, recent)
+
+
+def memory_previews(
+    conn: psycopg.Connection[Any], user_id: int, ids: Sequence[int], chars: int
+) -> dict[int, str]:
+    """The first ``chars`` characters (whitespace folded) of each live memory of ``ids``; a
+    forgotten or archived one is left out."""
+    rows = conn.execute(
+        "SELECT id, left(regexp_replace(message, '\\s+', ' ', 'g'), %s) FROM memory"
+        " WHERE user_id = %s AND id = ANY(%s) AND is_active",
+        (chars, user_id, list(ids)),
+    ).fetchall()
+    return {int(r[0]): str(r[1]) for r in rows}

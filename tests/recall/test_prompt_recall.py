@@ -103,8 +103,10 @@ def test_silence_when_the_best_hit_is_weak(
     assert got.reason in ("weak", "none")
     half = _ask(conn, settings, "which port does the production cache use?")
     assert half.text == "" and half.best < BAR.speak_above
-    default = _ask(conn, settings, "the staging database port?", tuning=None)
-    assert default.text == "", "full text alone never clears the shipped bar"
+    shipped = _ask(conn, settings, "which port does jupiter's cache use?", tuning=None)
+    assert shipped.text == "" and 0 < shipped.best < SearchTuning().speak_above
+    held = _ask(conn, settings, "the staging database port?", tuning=None, session="s-2")
+    assert held.reason == "added", "a hit holding every word clears the shipped bar"
 
 
 def test_the_project_comes_first_then_everywhere(
@@ -213,7 +215,7 @@ def test_the_record_holds_a_hash_never_the_prompt(
     conn: psycopg.Connection[Any], settings: Settings
 ) -> None:
     (mid,) = add(conn, [mem("the webhook secret lives in the vault under billing")])
-    prompt = "webhook secret in the vault under billing? my token is hunter2"
+    prompt = "webhook secret in the vault under billing? my token is swordfish"
     low = replace(BAR, speak_above=0.05)
     got = _ask(conn, settings, prompt, session="s-rec", tuning=low)
     preview = _ask(conn, settings, prompt, session="s-rec", record=False, tuning=low)
@@ -226,4 +228,15 @@ def test_the_record_holds_a_hash_never_the_prompt(
     assert (kind, session, outcome, ids) == ("prompt", "s-rec", "added", [mid])
     assert best == pytest.approx(got.best, abs=1e-3) and len(digest) == 12
     dump = str(conn.execute("SELECT * FROM prompt_recalls").fetchall())
-    assert "hunter2" not in dump and "webhook" not in dump
+    assert "swordfish" not in dump and "webhook" not in dump
+
+
+def test_a_word_written_like_code_weighs_more(
+    conn: psycopg.Connection[Any], settings: Settings
+) -> None:
+    (mid,) = add(conn, [mem("`loadTaxRates` lives in src/billing/tax.py", role="assistant")])
+    prompt = "I want to refactor loadTaxRates, where is it?"
+    shipped = _ask(conn, settings, prompt, tuning=None, record=False)
+    assert shipped.memory_ids == (mid,)
+    flat = replace(SearchTuning(), identifier_weight=1.0)
+    assert _ask(conn, settings, prompt, tuning=flat, record=False).memory_ids == ()

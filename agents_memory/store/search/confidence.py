@@ -1,8 +1,9 @@
 """How sure a search is of each hit, and whether its best hit is too weak to present as memory.
 
 A hit's confidence is a logistic function of two things the search already knows: how much of
-the query's content the hit covers (its words, its project, the day the query names) and its
-cosine to the query vector. The weights were fitted on the tuning half of the coding set
+the query's content the hit covers (its words, a word written like code counting
+``SearchTuning.identifier_weight`` times, its project, the day the query names) and its cosine
+to the query vector. The weights were fitted on the tuning half of the coding set
 (``bench/coding_recall.py --dump``), so a confidence reads roughly as the chance that the hit is
 the turn asked for; a search whose best hit is below ``SearchTuning.weak_below`` says so.
 
@@ -32,14 +33,18 @@ class Assessment:
     weak: bool
 
 
-def coverage(words: Set[str], hit: SearchHit) -> float:
+def coverage(
+    words: Set[str], hit: SearchHit, heavy: Set[str] = frozenset(), weight: float = 1.0
+) -> float:
     """The share of ``words`` (content words, :attr:`ParsedQuery.words`) the hit holds (in its
-    text or its working directory), plus the share a named day stands for when the hit got
-    that bonus."""
+    text or its working directory), each of ``heavy`` (:attr:`ParsedQuery.identifiers`)
+    counting ``weight`` times, plus the share a named day stands for when the hit got that
+    bonus."""
     if not words:
         return 0.0
     own = {stem(w) for w in WORD.findall(f"{hit.message} {hit.cwd or ''}".lower())}
-    share = len(words & own) / len(words)
+    sizes = {w: weight if w in heavy else 1.0 for w in words}
+    share = sum(n for w, n in sizes.items() if w in own) / sum(sizes.values())
     if hit.why.date_boost:
         share = min(1.0, share + 0.5)
     return share
@@ -57,7 +62,15 @@ def assess(query: ParsedQuery, hits: tuple[SearchHit, ...], tuning: SearchTuning
     """The hits with their confidence, and whether the best of them is weak."""
     rated = tuple(
         replace(
-            h, confidence=round(confidence(coverage(query.words, h), h.why.similarity, tuning), 3)
+            h,
+            confidence=round(
+                confidence(
+                    coverage(query.words, h, query.identifiers, tuning.identifier_weight),
+                    h.why.similarity,
+                    tuning,
+                ),
+                3,
+            ),
         )
         for h in hits
     )

@@ -138,6 +138,7 @@ def print_status(status: CaptureStatus) -> None:
                 highlight=False,
             )
     _print_coldpath(console, status.coldpath)
+    _print_prompts(console, status.prompts)
     for name, entries in sorted(status.installed.items()):
         shown = "; ".join(entries) if entries else "not installed"
         console.print(f"[bold]{name}[/bold]: {shown}")
@@ -151,6 +152,26 @@ def _print_repaired(console: Console, repaired: dict[str, int]) -> None:
         if count:
             lines = "line" if count == 1 else "lines"
             console.print(f"{name}: {count} {lines} with invalid UTF-8 repaired (U+FFFD)")
+
+
+def _print_prompts(console: Console, prompts: dict[str, Any] | None) -> None:
+    """Per-prompt recall today: how many prompts got memories, and the newest of them."""
+    if not prompts:
+        return
+    console.print(
+        f"per-prompt recall today: {prompts['given']} of {prompts['prompts']} prompts got memories",
+        highlight=False,
+    )
+    for item in prompts["recent"]:
+        at = compact_time(datetime.fromisoformat(item["at"]))
+        where = f" {item['project']}" if item["project"] else ""
+        console.print(
+            f"  {at} {item['platform']}{where} (best {item['best']}): "
+            + "; ".join(f"id {m['id']} {m['preview']}" for m in item["memories"]),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def _print_coldpath(console: Console, cold: dict[str, Any] | None) -> None:

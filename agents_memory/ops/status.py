@@ -14,11 +14,13 @@ import psycopg
 from agents_memory.capture.daemon import running_pid
 from agents_memory.capture.discovery import Catalog, Unreadable
 from agents_memory.config import Settings
+from agents_memory.recall.prompt_report import prompts_today
 from agents_memory.store import database
 from agents_memory.store import tags as tag_store
 from agents_memory.store.capture import cursors as cursor_store
 from agents_memory.store.capture.pause import active_pauses, pause_sentence
 from agents_memory.store.health import rows_per_platform
+from agents_memory.store.search import find_user_id
 
 
 @dataclass(slots=True)
@@ -61,6 +63,9 @@ class CaptureStatus:
     bad_records: list[dict[str, Any]] = field(default_factory=list)
     """Transcripts with records capture skipped: ``path``, ``platform``, ``count``,
     ``last_issue`` (why the last one was skipped); each also a problem."""
+    prompts: dict[str, Any] | None = None
+    """Per-prompt recall today: prompts recalled for, how many got memories, the newest of
+    those (:func:`agents_memory.recall.prompt_report.prompts_today`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,6 +123,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
             rows = rows_per_platform(conn, settings.device_name)
             status.paused = pause_sentence(active_pauses(conn, settings.device_name))
             status.paused_projects = paused_project_names(conn)
+            status.prompts = _prompts(conn, settings)
     except Exception as exc:  # status must explain, not crash
         status.problems.append(f"database: {exc}")
         return status
@@ -146,6 +152,12 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
             "(or `memory-capture install` for the service)"
         )
     return status
+
+
+def _prompts(conn: psycopg.Connection[Any], settings: Settings) -> dict[str, Any] | None:
+    """Per-prompt recall today for the settings' user (``None`` before the user exists)."""
+    user_id = find_user_id(conn, settings.user_name)
+    return prompts_today(conn, user_id) if user_id is not None else None
 
 
 def _set_rows(status: CaptureStatus, rows: dict[str, tuple[int, int]]) -> None:

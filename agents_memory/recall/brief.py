@@ -115,9 +115,30 @@ def build_brief(
     request: BriefRequest,
     now: datetime | None = None,
 ) -> str:
+    return brief_with_ids(conn, settings, user_id, request, now)[0]
+
+
+def brief_with_ids(
+    conn: psycopg.Connection[Any],
+    settings: Settings,
+    user_id: int,
+    request: BriefRequest,
+    now: datetime | None = None,
+) -> tuple[str, tuple[int, ...]]:
+    """The brief and the ids of the turns it shows (those left out by the budget are not)."""
     now = now or datetime.now(UTC)
-    sections = gather_sections(conn, settings, user_id, request, now)
-    return fit(sections, request.max_chars)
+    shown = Shown()
+    text = fit(gather_sections(conn, settings, user_id, request, now, shown), request.max_chars)
+    return text, tuple(dict.fromkeys(i for line, i in shown.ids.items() if line in text))
+
+
+@dataclass(slots=True)
+class Shown:
+    """The turns a brief shows: their text (a turn appears once in a brief) and each line's
+    memory id."""
+
+    keys: set[str] = field(default_factory=set)
+    ids: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -133,8 +154,8 @@ class _Gathering:
     preview: int
     root: str | None
     remote: str | None = None
-    seen: set[str] = field(default_factory=set)
-    """Lines already shown: a turn appears once in a brief."""
+    seen: Shown = field(default_factory=Shown)
+    """Turns already shown: a turn appears once in a brief."""
 
     @property
     def compact(self) -> bool:
@@ -147,6 +168,7 @@ def gather_sections(
     user_id: int,
     request: BriefRequest,
     now: datetime,
+    shown: Shown | None = None,
 ) -> list[Section]:
     """The brief's sections in order: header, task pins, recent work, this project's turns
     (inside one), profile and pins, projects, recent turns (elsewhere, inside a project),
@@ -163,6 +185,7 @@ def gather_sections(
         preview=COMPACT_PREVIEW if request.mode == "compact" else FULL_PREVIEW,
         root=git.root,
         remote=git.remote,
+        seen=shown if shown is not None else Shown(),
     )
     profiles = get_profiles(conn, user_id)
     return [
@@ -289,6 +312,7 @@ def _teammates(g: _Gathering) -> list[Section]:
         line = _turn_line(turn, g.preview, g.seen)
         if not line:
             continue
+        g.seen.ids[f"{by}: {line}"] = g.seen.ids.pop(line)
         line = f"{by}: {line}"
         if used + len(line) > budget:
             break
@@ -409,7 +433,7 @@ def _size(section: Section) -> int:
     return len(_render(section)) + 1
 
 
-def _within_budget(turns: list[BriefTurn], preview: int, budget: int, seen: set[str]) -> list[str]:
+def _within_budget(turns: list[BriefTurn], preview: int, budget: int, seen: Shown) -> list[str]:
     """Newest turns that fit ``budget`` characters, shown oldest to newest, no repeats."""
     chosen: list[str] = []
     used = 0
@@ -425,16 +449,19 @@ def _within_budget(turns: list[BriefTurn], preview: int, budget: int, seen: set[
     return chosen
 
 
-def _turn_line(turn: BriefTurn, preview: int, seen: set[str], *, pinned: bool = False) -> str:
+def _turn_line(turn: BriefTurn, preview: int, seen: Shown, *, pinned: bool = False) -> str:
     key = " ".join(turn.message.split())
-    if key in seen:
+    if key in seen.keys:
         return ""
-    seen.add(key)
+    seen.keys.add(key)
     when = turn.message_at.astimezone(UTC)
     if pinned:
-        return f"- [{when:%Y-%m-%d}] {_clip(key, preview)}"
-    agent = turn.agent_platform + (f"/{turn.agent_model}" if turn.agent_model else "")
-    return f"[{when:%m-%d %H:%M} {agent} {turn.role}] {_clip(key, preview)}"
+        line = f"- [{when:%Y-%m-%d}] {_clip(key, preview)}"
+    else:
+        agent = turn.agent_platform + (f"/{turn.agent_model}" if turn.agent_model else "")
+        line = f"[{when:%m-%d %H:%M} {agent} {turn.role}] {_clip(key, preview)}"
+    seen.ids[line] = turn.id
+    return line
 
 
 def _clip(text: str, limit: int) -> str:

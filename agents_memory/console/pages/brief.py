@@ -1,6 +1,8 @@
 """Brief preview: exactly what the session-start hook of a client injects today for a project
 and a model (:func:`agents_memory.recall.session.hook_output`), with its size against that
-client's limit."""
+client's limit; and what a given prompt would get from per-prompt recall in that project (or a
+working directory) — the lines, or why nothing, with the best hit's confidence
+(:func:`agents_memory.recall.prompt_recall.recall_for_prompt`, nothing recorded)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from agents_memory.adapters import resolve_client
 from agents_memory.console.context import console_from
 from agents_memory.console.forms import text
 from agents_memory.errors import AdapterError, UnknownProjectError
+from agents_memory.recall.prompt_recall import PromptRecall, recall_for_prompt
+from agents_memory.recall.search import embed_query
 from agents_memory.recall.session import brief_for
 from agents_memory.store import tags as tag_store
 from agents_memory.store.projects import resolve_project
@@ -25,6 +29,7 @@ async def brief_page(request: Request) -> Response:
     params = request.query_params
     platforms = [a.name for a in console.catalog.adapters]
     project, model = text(params, "project"), text(params, "model")
+    prompt, cwd = text(params, "prompt"), text(params, "cwd")
     try:  # a client by its full or short name, as in every command
         adapter = resolve_client(text(params, "platform") or platforms[0])
     except AdapterError as exc:
@@ -40,11 +45,23 @@ async def brief_page(request: Request) -> Response:
         root = next((t.git_root for t in tags if t.name == project), None)
         event: dict[str, Any] = {"model": model, "cwd": root}
         brief = brief_for(conn, console.settings, console.user_id, platform, event)
+        recalled: PromptRecall | None = None
+        if prompt:
+            recalled = recall_for_prompt(
+                conn,
+                console.settings,
+                console.user_id,
+                platform,
+                {"prompt": prompt, "cwd": cwd or root},
+                vector=lambda words: embed_query(console.state.embedder(), words),
+                record=False,
+            )
         return {
             "projects": [t.name for t in tags],
             "no_root": bool(project) and root is None,
             "brief": brief,
             "output": adapter.hook_output(brief),
+            "recalled": recalled,
         }
 
     try:
@@ -55,7 +72,13 @@ async def brief_page(request: Request) -> Response:
         request,
         "brief.html",
         platforms=platforms,
-        values={"platform": platform, "project": project or "", "model": model or ""},
+        values={
+            "platform": platform,
+            "project": project or "",
+            "model": model or "",
+            "prompt": prompt or "",
+            "cwd": cwd or "",
+        },
         limit=adapter.brief_limit,
         shown=True,
         error=None,

@@ -73,6 +73,7 @@ ALTER TABLE actions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE action_tombstones ENABLE ROW LEVEL SECURITY;
 ALTER TABLE project_shares ENABLE ROW LEVEL SECURITY;
 ALTER TABLE hidden_memories ENABLE ROW LEVEL SECURITY;
+ALTER TABLE prompt_recalls ENABLE ROW LEVEL SECURITY;
 
 -- users: one's own row only (profiles are private); a teammate's name, which results carry,
 -- comes from am_person_names().
@@ -95,7 +96,7 @@ BEGIN
     FOREACH owned IN ARRAY ARRAY['memory', 'profile_history', 'project_tag_alias_suggestions',
                                  'project_tag_new_suggestions', 'tag_summaries',
                                  'task_pin_events', 'actions', 'action_tombstones',
-                                 'project_shares', 'hidden_memories']
+                                 'project_shares', 'hidden_memories', 'prompt_recalls']
     LOOP
         EXECUTE format('DROP POLICY IF EXISTS own_rows ON %I', owned);
         EXECUTE format(

@@ -1,13 +1,15 @@
 """How sure a search is of each hit, and whether its best hit is too weak to present as memory.
 
 A hit's confidence is a logistic function of two things the search already knows: how much of
-the query's content the hit covers (its words, its project, the day the query names) and its
-cosine to the query vector. The weights were fitted on the tuning half of the coding set
+the query's content the hit covers (its words, a word written like code counting
+``SearchTuning.identifier_weight`` times, its project, the day the query names) and its cosine
+to the query vector. The weights were fitted on the tuning half of the coding set
 (``bench/coding_recall.py --dump``), so a confidence reads roughly as the chance that the hit is
 the turn asked for; a search whose best hit is below ``SearchTuning.weak_below`` says so.
 
-:func:`assess` is the one place that decides "weak": the search's note and any later gate on
-what memory may answer read its :class:`Assessment`.
+:func:`assess` is the one place that rates hits and decides "weak" (the search's note);
+:func:`speaks` reads the same confidence against ``SearchTuning.speak_above``, the stricter bar
+for memory offered unasked (a per-prompt recall).
 
 Pure (no SQL)."""
 
@@ -31,14 +33,18 @@ class Assessment:
     weak: bool
 
 
-def coverage(words: Set[str], hit: SearchHit) -> float:
+def coverage(
+    words: Set[str], hit: SearchHit, heavy: Set[str] = frozenset(), weight: float = 1.0
+) -> float:
     """The share of ``words`` (content words, :attr:`ParsedQuery.words`) the hit holds (in its
-    text or its working directory), plus the share a named day stands for when the hit got
-    that bonus."""
+    text or its working directory), each of ``heavy`` (:attr:`ParsedQuery.identifiers`)
+    counting ``weight`` times, plus the share a named day stands for when the hit got that
+    bonus."""
     if not words:
         return 0.0
     own = {stem(w) for w in WORD.findall(f"{hit.message} {hit.cwd or ''}".lower())}
-    share = len(words & own) / len(words)
+    sizes = {w: weight if w in heavy else 1.0 for w in words}
+    share = sum(n for w, n in sizes.items() if w in own) / sum(sizes.values())
     if hit.why.date_boost:
         share = min(1.0, share + 0.5)
     return share
@@ -56,9 +62,22 @@ def assess(query: ParsedQuery, hits: tuple[SearchHit, ...], tuning: SearchTuning
     """The hits with their confidence, and whether the best of them is weak."""
     rated = tuple(
         replace(
-            h, confidence=round(confidence(coverage(query.words, h), h.why.similarity, tuning), 3)
+            h,
+            confidence=round(
+                confidence(
+                    coverage(query.words, h, query.identifiers, tuning.identifier_weight),
+                    h.why.similarity,
+                    tuning,
+                ),
+                3,
+            ),
         )
         for h in hits
     )
     best = max((h.confidence or 0.0 for h in rated), default=0.0)
     return Assessment(rated, best, best < tuning.weak_below)
+
+
+def speaks(hit_confidence: float | None, tuning: SearchTuning) -> bool:
+    """Whether a hit of this confidence (from :func:`assess`) may be offered unasked."""
+    return hit_confidence is not None and hit_confidence >= tuning.speak_above

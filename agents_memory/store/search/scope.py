@@ -78,6 +78,8 @@ def filter_sql(filters: SearchFilters, tag: TagFilter | None, user_id: int) -> s
         parts.append(
             sql.SQL("(m.device_name = {} OR m.is_pinned)").format(sql_literal(filters.device_name))
         )
+    if filters.git_root is not None:
+        parts.append(sql.SQL("m.git_root = {}").format(sql_literal(filters.git_root)))
     if tag is not None:
         parts.append(sql.SQL("m.p_tag_id = ANY({}::bigint[])").format(sql_literal(tag.member_ids)))
     if filters.date_range is not None and filters.date_range.start is not None:

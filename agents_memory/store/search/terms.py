@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from agents_memory.store.search.words import WORD, content_words
+from agents_memory.store.search.words import WORD, content_words, identifier_words
 
 MAX_TERMS = 32
 
@@ -213,6 +213,9 @@ class ParsedQuery:
     date_terms: tuple[int, ...] = ()
     """The places (1 = first) in ``terms.terms`` of the words that write a named date: the
     date bonus matches those, not the full-text arm's confidence."""
+    identifiers: frozenset[str] = frozenset()
+    """The content words written like code (:func:`.words.identifier_words`): a hit holding
+    them covers more of the query."""
 
 
 def parse_query(text: str, date_slack_days: float) -> ParsedQuery:
@@ -229,4 +232,5 @@ def parse_query(text: str, date_slack_days: float) -> ParsedQuery:
         anchors=anchors,
         projects=project_words(text),
         words=content_words(text),
+        identifiers=identifier_words(text),
     )

@@ -36,6 +36,9 @@ class SearchFilters:
     database's policies enforce the same."""
     as_of: datetime | None = None
     """The pool as it was at this moment (:func:`~agents_memory.store.search.scope.filter_sql`)."""
+    git_root: str | None = None
+    """Only turns of the repository at this root (the project a per-prompt recall scopes to
+    first, as the brief resolves it from a working directory)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.limit <= MAX_LIMIT:
@@ -126,6 +129,18 @@ class SearchTuning:
     """A search whose best hit's confidence is below this says its matches are weak. On the
     coding set's tuning half: every nonsense and off-topic query is below 0.006, every real
     question's best hit at 0.045 or more."""
+    identifier_weight: float = 3.0
+    """In a hit's coverage of the query (:mod:`.confidence`), a word written like code
+    (``loadTaxRates``, ``E4821``, ``orders_ref_key``) counts this many times: it names one
+    thing. Per-prompt recall, tuning half (``bench/prompt_recall.py``), at the same silence:
+    the related prompts given their memory 0.63 with 1, 0.78 with 3."""
+    speak_above: float = 0.07
+    """Memory offered unasked (a per-prompt recall, :mod:`agents_memory.recall.prompt_recall`)
+    needs a hit of at least this confidence: the same calibrated confidence as ``weak_below``,
+    a stricter bar, since a wrong memory added to a prompt costs more than a weak search the
+    agent asked for. The lowest bar keeping 97 % of the unrelated prompts of
+    ``bench/prompt_recall.py``'s tuning half silent (0.05 keeps 96 %, 0.1 all; the related
+    prompts given their memory: 0.81 / 0.78 / 0.66 at 0.05 / 0.07 / 0.1; bench/RESULTS.md)."""
     weak_shown: int = 3
     """How many hits a search with no good match still shows, each with its (low) confidence:
     a few nearest, never a full page of unrelated rows under a note."""

@@ -155,3 +155,14 @@ def content_words(text: str) -> frozenset[str]:
         for w in WORD.findall(text.lower())
         if len(w) > 1 and w not in _STOP and not w.isdigit()
     )
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z]|_)[A-Za-z0-9_]*")
+"""A token written like code: camelCase, snake_case, letters and digits mixed (``E4821``)."""
+
+
+def identifier_words(text: str) -> frozenset[str]:
+    """The content words of ``text`` that are (parts of) tokens written like code, stemmed as
+    :func:`content_words` stems them."""
+    parts = " ".join(_IDENTIFIER.findall(text))
+    return content_words(parts)

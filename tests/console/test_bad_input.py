@@ -41,7 +41,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "/session": ("platform", "id", "turn"),
     "/projects": ("notice",),
     "/knowledge": ("notice",),
-    "/brief": ("platform", "project", "model"),
+    "/brief": ("platform", "project", "model", "prompt", "cwd"),
     "/forget": FORGET,
     "/transfer": ("failed",),
     "/export": ("project", "platform", "since", "until", "include_archived", "vectors"),

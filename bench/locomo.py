@@ -311,6 +311,7 @@ def main() -> None:
         "no-neighbours": (replace(base, neighbour_weight=0.0), {}),
         "no-session": (replace(base, session_weight=0.0), {}),
         "no-date": (replace(base, date_weight=0.0), {}),
+        "slack-date-1": (replace(base, slack_date_share=1.0), {}),
         "no-floor": (replace(base, lexical_floor=0.0), {}),
         "lexical-w0.4": (replace(base, lexical_weight=0.4), {}),
         "lexical-w0.6": (replace(base, lexical_weight=0.6), {}),

@@ -31,7 +31,7 @@ from agents_memory.store.search.terms import QueryTerms
 from agents_memory.store.search.types import SearchFilters, SearchTuning
 
 NO_VECTOR_HITS = empty_cte("vector_hits", "id bigint, distance float8, rank bigint")
-NO_DATE_HITS = empty_cte("date_hits", "id bigint")
+NO_DATE_HITS = empty_cte("date_hits", "id bigint, worded boolean")
 NO_NEIGHBOURS = empty_cte("neighbours", "anchor bigint, id bigint, dist bigint")
 _SESSION = sql.SQL("r.agent_platform, coalesce(r.session_id, r.id::text)")
 
@@ -61,12 +61,13 @@ def hybrid_statement(
     parts = (
         fulltext.fulltext_arm(terms, where, tuning, pool=pool, with_vector=vector is not None),
         vector_arm(vector, where, pool),
-        date_arm(anchors, where, tuning),
+        date_arm(anchors, where, tuning, worded=lexical),
         neighbours(where, tuning),
         fusion(
             lexical=lexical,
             with_vector=vector is not None,
             dates=dates,
+            anchors=anchors,
             projects=projects,
             tuning=tuning,
         ),
@@ -106,31 +107,39 @@ def vector_arm(vector: str | None, where: sql.Composable, pool: int) -> Part:
 
 
 def date_arm(
-    anchors: tuple[tuple[datetime, datetime], ...], where: sql.Composable, tuning: SearchTuning
+    anchors: tuple[tuple[datetime, datetime], ...],
+    where: sql.Composable,
+    tuning: SearchTuning,
+    *,
+    worded: bool = False,
 ) -> Part:
     """``date_hits``: the rows on the days the query names (its anchors, no slack), newest
     ``date_candidates`` of each day, so an old turn of that day is in play even when neither
-    arm reached it; none without a date."""
+    arm reached it; none without a date. ``worded``: whether the row holds a word of the query
+    (the query has full-text terms); the newest such rows seed the neighbours, as the arms' best
+    hits do."""
     if not anchors or tuning.date_candidates <= 0:
         return Part((NO_DATE_HITS,))
+    holds = sql.SQL("m.fts @@ (SELECT to_tsquery('agents_memory', %(any)s))" if worded else "false")
     body = sql.SQL(
-        "SELECT x.id FROM unnest(%(a_from)s::timestamptz[], %(a_to)s::timestamptz[]) d(a, b)"
-        " CROSS JOIN LATERAL (SELECT m.id FROM memory m WHERE {filters}"
-        "  AND m.message_at >= d.a AND m.message_at < d.b"
+        "SELECT x.id, x.worded FROM unnest(%(a_from)s::timestamptz[], %(a_to)s::timestamptz[])"
+        " d(a, b) CROSS JOIN LATERAL (SELECT m.id, {holds} AS worded FROM memory m"
+        "  WHERE {filters} AND m.message_at >= d.a AND m.message_at < d.b"
         "  ORDER BY m.message_at DESC LIMIT {n}) x"
-    ).format(filters=where, n=sql.Literal(tuning.date_candidates))
+    ).format(holds=holds, filters=where, n=sql.Literal(tuning.date_candidates))
     params = {"a_from": [a for a, _ in anchors], "a_to": [b for _, b in anchors]}
     return Part((cte("date_hits", body),), params)
 
 
 def neighbours(where: sql.Composable, tuning: SearchTuning) -> Part:
     """``neighbours``: (anchor, id, dist) for the session turns up to ``neighbour_span`` either
-    side of the best ``min_candidates`` rows of each arm (``neighbour_seeds``)."""
+    side of the best ``min_candidates`` rows of each arm and of as many rows of the named days
+    holding a word of the query (``neighbour_seeds``)."""
     if tuning.neighbour_span <= 0:
         return Part((NO_NEIGHBOURS,))
     seeds = sql.SQL(
         "SELECT id FROM fulltext_hits WHERE rank <= {n} UNION SELECT id FROM vector_hits"
-        " WHERE rank <= {n}"
+        " WHERE rank <= {n} UNION (SELECT id FROM date_hits WHERE worded LIMIT {n})"
     ).format(n=sql.Literal(tuning.min_candidates))
     links = sql.SQL(
         "SELECT s.id AS anchor, n.id, n.dist FROM neighbour_seeds s JOIN memory a ON a.id = s.id"
@@ -152,21 +161,31 @@ def neighbours(where: sql.Composable, tuning: SearchTuning) -> Part:
 
 
 def date_bonus(
-    dates: tuple[tuple[datetime, datetime], ...], tuning: SearchTuning
+    dates: tuple[tuple[datetime, datetime], ...],
+    tuning: SearchTuning,
+    anchors: tuple[tuple[datetime, datetime], ...] = (),
 ) -> tuple[sql.Composable, dict[str, Any]]:
-    """The bonus of a row (alias ``r``) falling on a date the query names, and its
-    parameters."""
+    """The bonus of a row (alias ``r``) falling on a date the query names, and its parameters:
+    the whole ``date_weight`` on the named day itself (``anchors``), ``slack_date_share`` of it
+    on the days of slack around it (``dates``: the named days widened). A question naming April
+    5 is about April 5 first; a turn three days off is a weaker guess than one of that day."""
     if not dates or tuning.date_weight <= 0:
         return sql.SQL("0::float8"), {}
     bonus = sql.SQL(
-        "CASE WHEN EXISTS (SELECT 1 FROM unnest(%(d_from)s::timestamptz[],"
+        "CASE WHEN EXISTS (SELECT 1 FROM unnest(%(a_from)s::timestamptz[],"
+        " %(a_to)s::timestamptz[]) d(a, b) WHERE r.message_at >= d.a AND r.message_at < d.b)"
+        " THEN %(date_w)s::float8"
+        " WHEN EXISTS (SELECT 1 FROM unnest(%(d_from)s::timestamptz[],"
         " %(d_to)s::timestamptz[]) d(a, b) WHERE r.message_at >= d.a AND r.message_at < d.b)"
-        " THEN %(date_w)s::float8 ELSE 0::float8 END"
+        " THEN %(date_w)s::float8 * %(slack_share)s::float8 ELSE 0::float8 END"
     )
     params = {
+        "a_from": [a for a, _ in anchors],
+        "a_to": [b for _, b in anchors],
         "d_from": [a for a, _ in dates],
         "d_to": [b for _, b in dates],
         "date_w": tuning.date_weight,
+        "slack_share": tuning.slack_date_share,
     }
     return bonus, params
 
@@ -192,12 +211,13 @@ def fusion(
     lexical: bool,
     with_vector: bool,
     dates: tuple[tuple[datetime, datetime], ...],
+    anchors: tuple[tuple[datetime, datetime], ...] = (),
     projects: tuple[str, ...] = (),
     tuning: SearchTuning,
 ) -> Part:
     """The rows in play scored by both arms, fused, given their context, date and project
     bonus, and the best ``limit`` of them (``top_hits``)."""
-    dated, date_params = date_bonus(dates, tuning)
+    dated, date_params = date_bonus(dates, tuning, anchors)
     named, project_params = project_bonus(projects, tuning)
     halflife = tuning.recency_halflife_days
     if dates and tuning.dated_recency_off:
@@ -347,7 +367,8 @@ def _top_hits() -> tuple[sql.Composed, ...]:
                 " min((s.local + s.sess + s.dated + s.proj) * s.recency * s.pinned)"
                 "  FILTER (WHERE s.all_rare) OVER () AS rare_floor,"
                 " NOT EXISTS (SELECT 1 FROM fulltext_hits f WHERE f.id = s.id)"
-                "  AND NOT EXISTS (SELECT 1 FROM vector_hits v WHERE v.id = s.id) AS context_only"
+                "  AND NOT EXISTS (SELECT 1 FROM vector_hits v WHERE v.id = s.id)"
+                "  AND NOT EXISTS (SELECT 1 FROM date_hits d WHERE d.id = s.id) AS context_only"
                 " FROM scored s"
             ),
             materialized=False,

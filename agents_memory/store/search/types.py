@@ -103,6 +103,9 @@ class SearchTuning:
     """Added for turns whose time falls on a date the query names (about the fused score of a
     good match: a question that names a day is mostly about that day)."""
     date_slack_days: float = 3.0
+    slack_date_share: float = 0.5
+    """The share of ``date_weight`` a turn gets on a day of the slack around a named day (not
+    the day itself): the named day comes first, its neighbours next."""
     date_candidates: int = 200
     """The newest this many rows of each day the query names are in play (through the time
     index), so an old turn of that day is ranked even when neither arm reached it."""

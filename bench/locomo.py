@@ -312,6 +312,8 @@ def main() -> None:
         "no-session": (replace(base, session_weight=0.0), {}),
         "no-date": (replace(base, date_weight=0.0), {}),
         "slack-date-1": (replace(base, slack_date_share=1.0), {}),
+        "rrf-10": (replace(base, rrf_k=10.0), {}),
+        "rrf-60": (replace(base, rrf_k=60.0), {}),
         "no-floor": (replace(base, lexical_floor=0.0), {}),
         "lexical-w0.4": (replace(base, lexical_weight=0.4), {}),
         "lexical-w0.6": (replace(base, lexical_weight=0.6), {}),

@@ -5,16 +5,19 @@ One statement per search, assembled from one builder per part:
 * the **full-text arm** (:mod:`agents_memory.store.search.fulltext`): the query's terms, how
   rare each is, and the best rows by BM25 (``fulltext_hits``);
 * the **vector arm** walks the HNSW index (``vector_hits``);
+* the **date arm**: the turns of the days the query names (``date_hits``), candidates like
+  the arms' (never capped as lifted by their context alone);
 * the **neighbours**: the session neighbours (``neighbour_span`` turns either side) of the
-  best of both arms' candidates (``neighbours``);
-* the **fusion**: the rows in play (both arms' candidates and the neighbours) are scored by
+  best of both arms' candidates and of the named days' turns holding a word of the query
+  (``neighbours``);
+* the **fusion**: the rows in play (the arms' candidates and the neighbours) are scored by
   both arms and the scores are fused convexly after normalisation (BM25 over the greater of
   the best row's and a floor the query's words set, cosine min-max: ``fused``), each arm
   weighted by its confidence on the query (:mod:`agents_memory.store.search.arms`); then a turn
   gains a share of its best neighbour's score and of its session's best scores (an answer
   often shares no word with the question it answers), the **date bonus** when it falls on a
-  date the query names, and finally the recency prior and the pinned boost multiply it; a
-  sure arm's first hits keep a place on the page.
+  date the query names (less on the days of slack around it), and finally the recency prior
+  and the pinned boost multiply it; a sure arm's first hits keep a place on the page.
 """
 
 from __future__ import annotations
@@ -246,7 +249,7 @@ def fusion(
             fulltext.bm25_in_play() if lexical else fulltext.NO_BM25,
             materialized=False,
         ),
-        _fused(lexical, with_vector),
+        _fused(lexical, with_vector, tuning.rrf_k),
         *_context(),
         _scored(dated, named),
         *_top_hits(),
@@ -277,24 +280,51 @@ def _lexical_weight(lexical: bool) -> sql.Composable:
     return fulltext.WEIGHT if lexical else sql.SQL("0::float8")
 
 
-def _fused(lexical: bool, with_vector: bool) -> sql.Composed:
-    """``fused``: each row in play with its BM25 and the arms' normalised scores, weighted."""
+def _fused(lexical: bool, with_vector: bool, rrf_k: float = 0.0) -> sql.Composed:
+    """``fused``: each row in play with its BM25 and the arms' normalised scores, weighted
+    (:func:`_normalised`)."""
     w_lex = sql.SQL("(SELECT ac.w_lex FROM arm_confidence ac)")
     w_vec = sql.SQL("(SELECT ac.w_vec FROM arm_confidence ac)")
     floor = fulltext.FLOOR if lexical else sql.SQL("0::float8")
     all_rare = fulltext.ALL_RARE if lexical else sql.SQL("NULL::tsquery")
+    lex, vec = _normalised(floor, rrf_k)
     return cte(
         "fused",
         sql.SQL(
             "SELECT p.id, p.agent_platform, p.session_id, p.message_at, p.is_pinned, p.cos,"
             " p.cwd, p.p_tag_id, coalesce(l.bm25, 0) AS bm25,"
             " coalesce(p.fts @@ {all_rare}, false) AS all_rare,"
-            " {w_lex} * coalesce(l.bm25 / nullif(greatest(max(l.bm25) OVER (), {floor}), 0), 0)"
-            " + {w_vec} * coalesce((p.cos - min(p.cos) OVER ())"
-            "  / nullif(max(p.cos) OVER () - min(p.cos) OVER (), 0),"
-            "  CASE WHEN p.cos IS NULL THEN 0 ELSE 1 END) AS fused"
+            " {w_lex} * {lex} + {w_vec} * {vec} AS fused"
             " FROM in_play p LEFT JOIN in_play_bm25 l ON l.id = p.id"
-        ).format(w_lex=w_lex, floor=floor, w_vec=w_vec, all_rare=all_rare),
+        ).format(w_lex=w_lex, lex=lex, w_vec=w_vec, vec=vec, all_rare=all_rare),
+    )
+
+
+def _normalised(floor: sql.Composable, rrf_k: float) -> tuple[sql.Composable, sql.Composable]:
+    """Each arm's score of a row in play on 0-1: BM25 over the greater of the best row's and
+    the floor, the cosine min-max; or, with ``rrf_k`` > 0, by rank (reciprocal rank fusion,
+    scaled so an arm's first row has 1)."""
+    if rrf_k > 0:
+        k = sql.Literal(float(rrf_k))
+        return (
+            sql.SQL(
+                "CASE WHEN coalesce(l.bm25, 0) > 0 THEN ({k} + 1)"
+                " / ({k} + rank() OVER (ORDER BY coalesce(l.bm25, 0) DESC)) ELSE 0 END"
+            ).format(k=k),
+            sql.SQL(
+                "CASE WHEN p.cos IS NULL THEN 0 ELSE ({k} + 1)"
+                " / ({k} + rank() OVER (ORDER BY p.cos DESC NULLS LAST)) END"
+            ).format(k=k),
+        )
+    return (
+        sql.SQL("coalesce(l.bm25 / nullif(greatest(max(l.bm25) OVER (), {floor}), 0), 0)").format(
+            floor=floor
+        ),
+        sql.SQL(
+            "coalesce((p.cos - min(p.cos) OVER ())"
+            " / nullif(max(p.cos) OVER () - min(p.cos) OVER (), 0),"
+            " CASE WHEN p.cos IS NULL THEN 0 ELSE 1 END)"
+        ),
     )
 
 
@@ -354,10 +384,10 @@ def _scored(dated: sql.Composable, named: sql.Composable) -> sql.Composed:
 def _top_hits() -> tuple[sql.Composed, ...]:
     """``top_hits``: the best ``limit`` rows by final score, with the sure arms' first hits kept
     (:func:`~agents_memory.store.search.arms.kept_slots`). A row in play only through its
-    context (in neither arm's hits) and not holding every rare word of the query
-    (``all_rare``) may not climb by its neighbours and session above the weakest row that holds
-    them all: its score is capped there unless its own score (fused, date and project bonus)
-    is higher."""
+    context (in no arm's hits, nor on a day the query names) and not holding every rare word
+    of the query (``all_rare``) may not climb by its neighbours and session above the weakest
+    row that holds them all: its score is capped there unless its own score (fused, date and
+    project bonus) is higher."""
     return (
         cte(
             "raw_scores",

@@ -151,6 +151,10 @@ class SearchTuning:
     dated_vector_confidence: float = 0.0
     """The vector arm's confidence is multiplied by this on a query that names a day (its
     vector does not hold the calendar)."""
+    rrf_k: float = 0.0
+    """0: the arms' scores are fused (normalised BM25 and cosine); more: their ranks among the
+    rows in play are (reciprocal rank fusion with this ``k``, each arm's first row scoring 1),
+    weighted alike. Measured as a variant (bench/RESULTS.md)."""
     kept_slots: tuple[int, int] = (5, 3)
     """How many of each sure arm's first hits (full text, vector) keep a place in the page
     (at most half the page each; :mod:`agents_memory.store.search.arms`); (0, 0): none."""

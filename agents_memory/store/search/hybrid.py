@@ -4,7 +4,7 @@ column takes it, planning once per connection and shape, and the rows read back 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,8 +81,8 @@ def generic_plans(conn: psycopg.Connection[Any]) -> Iterator[None]:
     for whatever the transaction runs next. The block runs in a pipeline: the setting, the
     block's statements and the setting put back go to the server in one round trip (the value
     before is kept on the server, so the client need not wait for it); their rows are read after
-    the block."""
-    with conn.pipeline():
+    the block. (A libpq older than 14 has no pipeline: then three round trips, same result.)"""
+    with conn.pipeline() if psycopg.Pipeline.is_supported() else nullcontext():
         conn.execute(
             "SELECT set_config('agents_memory.plan_cache_mode', current_setting('plan_cache_mode'),"
             " true), set_config('plan_cache_mode', 'force_generic_plan', true)"

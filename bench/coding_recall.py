@@ -61,7 +61,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "neighbours-0.25": {"neighbour_weight": 0.25},
     "project-1.0": {"project_weight": 1.0},
     "date-1.0": {"date_weight": 1.0},
-    "slack-date-1": {"slack_date_share": 1.0},
+    "slack-date-0.5": {"slack_date_share": 0.5},
     "rrf-10": {"rrf_k": 10.0},
     "rrf-60": {"rrf_k": 60.0},
     "no-session": {"session_weight": 0.0},

@@ -311,7 +311,7 @@ def main() -> None:
         "no-neighbours": (replace(base, neighbour_weight=0.0), {}),
         "no-session": (replace(base, session_weight=0.0), {}),
         "no-date": (replace(base, date_weight=0.0), {}),
-        "slack-date-1": (replace(base, slack_date_share=1.0), {}),
+        "slack-date-0.5": (replace(base, slack_date_share=0.5), {}),
         "rrf-10": (replace(base, rrf_k=10.0), {}),
         "rrf-60": (replace(base, rrf_k=60.0), {}),
         "no-floor": (replace(base, lexical_floor=0.0), {}),

@@ -80,9 +80,10 @@ def test_the_turn_of_the_named_day_outranks_the_same_turn_on_the_days_around_it(
     """Forty-five sessions answer the same way on the three days after the one the query names
     and crowd the named day's answer out of the full-text arm (same words, newer). The date arm
     brings it in as a candidate of its own: its session context counts as a full-text hit's
-    would (it is not capped like a row lifted only by its context), and the named day counts
-    more than the days of slack around it. (A turn holding the query's rare word, "quokka", is
-    in play as a neighbour: rows lifted only by their context are capped under it.)"""
+    would (it is not capped like a row lifted only by its context); with the named day counting
+    more than the days of slack around it (``slack_date_share`` below 1), it comes first. (A
+    turn holding the query's rare word, "quokka", is in play as a neighbour: rows lifted only
+    by their context are capped under it.)"""
     named = datetime(2024, 3, 5, 9, tzinfo=UTC)
     rows = _migration_session(named, 0)
     for n in range(1, 46):
@@ -93,7 +94,8 @@ def test_the_turn_of_the_named_day_outranks_the_same_turn_on_the_days_around_it(
     ids = add(conn, rows)
     target = ids[1]
     query = "which column did the migration on 2024-03-05 add for quokka?"
-    result = run(conn, query)
+    tuning = replace(SearchTuning(), slack_date_share=0.5)
+    result = run(conn, query, tuning=tuning)
     best = result.hits[0]
     assert best.id == target
     assert best.why.fts_rank is None  # not the full-text arm's: the date arm's
@@ -101,5 +103,5 @@ def test_the_turn_of_the_named_day_outranks_the_same_turn_on_the_days_around_it(
     assert best.why.context_boost and best.why.context_boost > 0
     whole = best.why.fused_score + best.why.context_boost + best.why.date_boost
     assert best.why.score == pytest.approx(whole * best.why.recency_factor)  # not capped
-    slack = SearchTuning().date_weight * SearchTuning().slack_date_share
+    slack = tuning.date_weight * tuning.slack_date_share
     assert pytest.approx(slack) in [h.why.date_boost for h in result.hits[1:]]

@@ -16,8 +16,9 @@ One statement per search, assembled from one builder per part:
   weighted by its confidence on the query (:mod:`agents_memory.store.search.arms`); then a turn
   gains a share of its best neighbour's score and of its session's best scores (an answer
   often shares no word with the question it answers), the **date bonus** when it falls on a
-  date the query names (less on the days of slack around it), and finally the recency prior
-  and the pinned boost multiply it; a sure arm's first hits keep a place on the page.
+  date the query names (``slack_date_share`` of it on the days around), and finally the
+  recency prior and the pinned boost multiply it; a sure arm's first hits keep a place on the
+  page.
 """
 
 from __future__ import annotations

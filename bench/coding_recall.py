@@ -41,7 +41,7 @@ from agents_memory.store.search import (
 )
 from agents_memory.store.search.lexemes import analyze_memory, refresh_search_lexemes
 from agents_memory.store.search.words import content_words
-from bench import coding_arms, common, embed_cache
+from bench import coding_arms, coding_latency, common, embed_cache
 from bench.codeset import CodeSet, generate, write
 from bench.codeset.bm25 import BM25
 from bench.codeset.generate import KINDS
@@ -61,6 +61,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "neighbours-0.25": {"neighbour_weight": 0.25},
     "project-1.0": {"project_weight": 1.0},
     "date-1.0": {"date_weight": 1.0},
+    "slack-date-0.5": {"slack_date_share": 0.5},
+    "rrf-10": {"rrf_k": 10.0},
+    "rrf-60": {"rrf_k": 60.0},
     "no-session": {"session_weight": 0.0},
     "no-context": {"neighbour_weight": 0.0, "session_weight": 0.0},
     "lexical-w0.3": {"lexical_weight": 0.3},
@@ -231,6 +234,11 @@ def main() -> None:
         action="store_true",
         help="also time each question with its query embedded (search_memory's whole work)",
     )
+    parser.add_argument(
+        "--mcp-latency",
+        action="store_true",
+        help="also time search_memory end to end through MCP (bench/coding_latency.py)",
+    )
     args = parser.parse_args()
     head = common.header(common.command_line())
     cs = generate(args.seed)
@@ -244,6 +252,8 @@ def main() -> None:
     arm_rows: list[list[Any]] = []
     flags: list[list[Any]] = []
     latency: list[list[Any]] = []
+    mcp_rows: list[list[Any]] = []
+    mcp_load = ""
     with common.bench_db() as db:
         key_of = ingest(db, cs, pv, args.cache, args.backend)
         for name in args.variants.split(","):
@@ -282,6 +292,13 @@ def main() -> None:
             for r in rows:
                 if r[2] == "all":
                     print(" ".join(str(x) for x in r), flush=True)
+        if args.mcp_latency:
+            texts_all = [*(q.text for q in cs.questions), *cs.nonsense, *cs.offtopic]
+            load_before = common.load_avg()
+            mcp_rows = coding_latency.mcp_latency(
+                db.settings("coding"), texts_all, replace(SearchTuning(), **VARIANTS["default"])
+            )
+            mcp_load = f"{load_before} → {common.load_avg()}"
     headers = ["variant", "half", "kind", "n", "Hit@5", "Hit@10", "MRR", "BM25 Hit@5",
                "BM25 Hit@10", "Hit@10 / BM25"]  # fmt: skip
     fheaders = ["variant", "nonsense flagged", "off-topic flagged", "real wrongly flagged",
@@ -302,6 +319,14 @@ def main() -> None:
             "\nsearch_memory's work with the query embedded (one thread), load average "
             f"{common.load_avg()}:\n\n"
             + common.table(["variant", "queries", "p50 ms", "p95 ms"], latency)
+            + "\n"
+        )
+    if mcp_rows:
+        body += (
+            "\nsearch_memory end to end through MCP (bench/coding_latency.py: the SDK's client,"
+            " the local embedder, one session), beside its parts timed question by question in"
+            f" the same run; load average {mcp_load}:\n\n"
+            + common.table(coding_latency.HEADERS, mcp_rows)
             + "\n"
         )
     print(body)

@@ -99,7 +99,7 @@ def dump(path: Path, ps: list[Prompt], cands: list[Candidates], key_of: dict[int
                     "pid": p.pid, "text": p.text, "key": key_of.get(h.id), "kind": p.kind,
                     "related": p.related, "scope": scope,
                     "rank": rank, "gold": key_of.get(h.id) in p.gold,
-                    "cover": coverage(query.words, h, query.identifiers, 3.0),
+                    "cover": coverage(query.words, h, heavy=query.identifiers, weight=3.0),
                     "sim": h.why.similarity,
                     "all_rare": bool(h.why.all_rare), "fts": h.why.fts_rank is not None,
                     "fused": h.why.fused_score, "score": h.why.score, "conf": h.confidence,

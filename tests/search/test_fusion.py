@@ -4,10 +4,13 @@ arm results, where the fixed weights lose what one arm found."""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
+import pytest
 
+from agents_memory.store.memories import NewMemory
 from agents_memory.store.search import SearchTuning
 
 from .helpers import add, mem, near, run, unit
@@ -55,3 +58,50 @@ def test_a_rare_identifier_found_first_by_full_text_stays_first_against_vector_n
 
     fixed = run(conn, query, unit((0, 1.0)), tuning=replace(SearchTuning(), arm_weighting=False))
     assert fixed.hits[0].id != target  # what the fixed weights did
+
+
+def _migration_session(day: datetime, n: int, thanks: str = "thanks") -> list[NewMemory]:
+    """A request, the turn that answers it (a migration adding a column) and a thank-you."""
+    sid = f"s-{day:%m%d}-{n}"
+    return [
+        mem("add a field to orders please", session=sid, at=day),
+        mem(
+            f"Migration {n:04d} is in: it adds a column to orders",
+            session=sid,
+            at=day + timedelta(minutes=1),
+        ),
+        mem(f"{thanks}, looks good", session=sid, at=day + timedelta(minutes=2)),
+    ]
+
+
+def test_the_turn_of_the_named_day_outranks_the_same_turn_on_the_days_around_it(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """Forty-five sessions answer the same way on the three days after the one the query names
+    and crowd the named day's answer out of the full-text arm (same words, newer). The date arm
+    brings it in as a candidate of its own: its session context counts as a full-text hit's
+    would (it is not capped like a row lifted only by its context); with the named day counting
+    more than the days of slack around it (``slack_date_share`` below 1), it comes first. (A
+    turn holding the query's rare word, "quokka", is in play as a neighbour: rows lifted only
+    by their context are capped under it.)"""
+    named = datetime(2024, 3, 5, 9, tzinfo=UTC)
+    rows = _migration_session(named, 0)
+    for n in range(1, 46):
+        at = named + timedelta(days=1 + n % 3, hours=n % 8)
+        rows += _migration_session(at, n)
+    rows += _migration_session(named + timedelta(days=60), 99, "thanks, the quokka team says")
+    rows += [mem(f"deploy log line {i}", age_days=0.1) for i in range(700)]
+    ids = add(conn, rows)
+    target = ids[1]
+    query = "which column did the migration on 2024-03-05 add for quokka?"
+    tuning = replace(SearchTuning(), slack_date_share=0.5)
+    result = run(conn, query, tuning=tuning)
+    best = result.hits[0]
+    assert best.id == target
+    assert best.why.fts_rank is None  # not the full-text arm's: the date arm's
+    assert best.why.date_boost == pytest.approx(SearchTuning().date_weight)
+    assert best.why.context_boost and best.why.context_boost > 0
+    whole = best.why.fused_score + best.why.context_boost + best.why.date_boost
+    assert best.why.score == pytest.approx(whole * best.why.recency_factor)  # not capped
+    slack = tuning.date_weight * tuning.slack_date_share
+    assert pytest.approx(slack) in [h.why.date_boost for h in result.hits[1:]]

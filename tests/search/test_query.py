@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
+from agents_memory.store.search.confidence import word_finder
 from agents_memory.store.search.terms import parse_query, query_dates, query_terms
-from agents_memory.store.search.words import content_words
+from agents_memory.store.search.words import WORD, content_words, stem
 
 
 def test_one_parse_holds_terms_dates_projects_and_content_words() -> None:
@@ -28,3 +31,22 @@ def test_full_text_terms_and_content_words_split_words_alike() -> None:
     parsed = parse_query("snake_case foo-bar", 0.0)
     assert parsed.terms.terms == ("'snake'", "'case'", "'foo'", "'bar'")
     assert parsed.words == {"snake", "case", "foo", "bar"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Logging in: the login_logs were logged",
+        "LOG log-log logs, a blog and catalogues",
+        "Migrations migrated; the migration's column",
+        "마이그레이션 über Über naïve café e7731x E7731",
+        "",
+    ],
+)
+def test_a_hits_coverage_finds_the_stems_splitting_its_text_would(text: str) -> None:
+    """A hit's text is scanned once for the query's stems (:func:`word_finder`), and finds
+    exactly what splitting it into words and stemming each would."""
+    words = content_words("log logs login migration column über café e7731 마이그레이션")
+    split = {stem(w) for w in WORD.findall(text.lower())} & words
+    found = {stem(m[0]) for m in word_finder(words).finditer(text.lower())}
+    assert found == split

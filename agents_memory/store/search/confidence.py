@@ -16,12 +16,13 @@ Pure (no SQL)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Set
 from dataclasses import dataclass, replace
 
 from agents_memory.store.search.terms import ParsedQuery
 from agents_memory.store.search.types import SearchHit, SearchTuning
-from agents_memory.store.search.words import WORD, stem
+from agents_memory.store.search.words import STEM_CHARS, stem
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,20 +35,36 @@ class Assessment:
 
 
 def coverage(
-    words: Set[str], hit: SearchHit, heavy: Set[str] = frozenset(), weight: float = 1.0
+    words: Set[str],
+    hit: SearchHit,
+    finder: re.Pattern[str] | None = None,
+    heavy: Set[str] = frozenset(),
+    weight: float = 1.0,
 ) -> float:
     """The share of ``words`` (content words, :attr:`ParsedQuery.words`) the hit holds (in its
     text or its working directory), each of ``heavy`` (:attr:`ParsedQuery.identifiers`)
     counting ``weight`` times, plus the share a named day stands for when the hit got that
-    bonus."""
+    bonus. ``finder``: :func:`word_finder` of ``words``, made once per search."""
     if not words:
         return 0.0
-    own = {stem(w) for w in WORD.findall(f"{hit.message} {hit.cwd or ''}".lower())}
+    finder = finder or word_finder(words)
+    text = f"{hit.message} {hit.cwd or ''}".lower()
+    own = {stem(m[0]) for m in finder.finditer(text)}
     sizes = {w: weight if w in heavy else 1.0 for w in words}
     share = sum(n for w, n in sizes.items() if w in own) / sum(sizes.values())
     if hit.why.date_boost:
         share = min(1.0, share + 0.5)
     return share
+
+
+def word_finder(words: Set[str]) -> re.Pattern[str]:
+    """A pattern matching, in a lower-cased text, exactly the words whose stem
+    (:func:`~agents_memory.store.search.words.stem`) is one of ``words``: a whole word for a
+    stem shorter than the stem length, any word starting with it otherwise. One scan of a hit's
+    text instead of splitting it all into words."""
+    whole = [re.escape(w) + r"(?![^\W_])" for w in words if len(w) < STEM_CHARS]
+    start = [re.escape(w) + r"[^\W_]*" for w in words if len(w) >= STEM_CHARS]
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(start + whole) + ")")
 
 
 def confidence(cover: float, similarity: float | None, tuning: SearchTuning) -> float:
@@ -60,12 +77,13 @@ def confidence(cover: float, similarity: float | None, tuning: SearchTuning) -> 
 
 def assess(query: ParsedQuery, hits: tuple[SearchHit, ...], tuning: SearchTuning) -> Assessment:
     """The hits with their confidence, and whether the best of them is weak."""
+    finder = word_finder(query.words) if query.words else None
     rated = tuple(
         replace(
             h,
             confidence=round(
                 confidence(
-                    coverage(query.words, h, query.identifiers, tuning.identifier_weight),
+                    coverage(query.words, h, finder, query.identifiers, tuning.identifier_weight),
                     h.why.similarity,
                     tuning,
                 ),

@@ -4,7 +4,7 @@ column takes it, planning once per connection and shape, and the rows read back 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,14 +78,20 @@ def plan_once(filters: SearchFilters, tuning: SearchTuning) -> bool:
 def generic_plans(conn: psycopg.Connection[Any]) -> Iterator[None]:
     """Prepared statements run in the block get a plan made for any parameter values (a generic
     plan: the hybrid statement's plan depends on none of them); the setting is put back after,
-    for whatever the transaction runs next."""
-    before = conn.execute(
-        "SELECT current_setting('plan_cache_mode'),"
-        " set_config('plan_cache_mode', 'force_generic_plan', true)"
-    ).fetchone()
-    yield
-    if before is not None:
-        conn.execute("SELECT set_config('plan_cache_mode', %s, true)", (before[0],))
+    for whatever the transaction runs next. The block runs in a pipeline: the setting, the
+    block's statements and the setting put back go to the server in one round trip (the value
+    before is kept on the server, so the client need not wait for it); their rows are read after
+    the block. (A libpq older than 14 has no pipeline: then three round trips, same result.)"""
+    with conn.pipeline() if psycopg.Pipeline.is_supported() else nullcontext():
+        conn.execute(
+            "SELECT set_config('agents_memory.plan_cache_mode', current_setting('plan_cache_mode'),"
+            " true), set_config('plan_cache_mode', 'force_generic_plan', true)"
+        )
+        yield
+        conn.execute(
+            "SELECT set_config('plan_cache_mode',"
+            " current_setting('agents_memory.plan_cache_mode'), true)"
+        )
 
 
 def search_statement(
@@ -140,7 +146,8 @@ def run_hybrid(
     if plan_once(filters, tuning):
         # Prepared: planned once per connection for any words, then only executed.
         with generic_plans(conn):
-            rows = cur.execute(statement, params, prepare=True).fetchall()
+            cur.execute(statement, params, prepare=True)
+        rows = cur.fetchall()
     else:
         rows = cur.execute(statement, params, prepare=False).fetchall()
     hits = tuple(hybrid_hit(row) for row in rows)

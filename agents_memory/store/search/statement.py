@@ -5,16 +5,20 @@ One statement per search, assembled from one builder per part:
 * the **full-text arm** (:mod:`agents_memory.store.search.fulltext`): the query's terms, how
   rare each is, and the best rows by BM25 (``fulltext_hits``);
 * the **vector arm** walks the HNSW index (``vector_hits``);
+* the **date arm**: the turns of the days the query names (``date_hits``), candidates like
+  the arms' (never capped as lifted by their context alone);
 * the **neighbours**: the session neighbours (``neighbour_span`` turns either side) of the
-  best of both arms' candidates (``neighbours``);
-* the **fusion**: the rows in play (both arms' candidates and the neighbours) are scored by
+  best of both arms' candidates and of the named days' turns holding a word of the query
+  (``neighbours``);
+* the **fusion**: the rows in play (the arms' candidates and the neighbours) are scored by
   both arms and the scores are fused convexly after normalisation (BM25 over the greater of
   the best row's and a floor the query's words set, cosine min-max: ``fused``), each arm
   weighted by its confidence on the query (:mod:`agents_memory.store.search.arms`); then a turn
   gains a share of its best neighbour's score and of its session's best scores (an answer
   often shares no word with the question it answers), the **date bonus** when it falls on a
-  date the query names, and finally the recency prior and the pinned boost multiply it; a
-  sure arm's first hits keep a place on the page.
+  date the query names (``slack_date_share`` of it on the days around), and finally the
+  recency prior and the pinned boost multiply it; a sure arm's first hits keep a place on the
+  page.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from agents_memory.store.search.terms import QueryTerms
 from agents_memory.store.search.types import SearchFilters, SearchTuning
 
 NO_VECTOR_HITS = empty_cte("vector_hits", "id bigint, distance float8, rank bigint")
-NO_DATE_HITS = empty_cte("date_hits", "id bigint")
+NO_DATE_HITS = empty_cte("date_hits", "id bigint, worded boolean")
 NO_NEIGHBOURS = empty_cte("neighbours", "anchor bigint, id bigint, dist bigint")
 _SESSION = sql.SQL("r.agent_platform, coalesce(r.session_id, r.id::text)")
 
@@ -61,12 +65,13 @@ def hybrid_statement(
     parts = (
         fulltext.fulltext_arm(terms, where, tuning, pool=pool, with_vector=vector is not None),
         vector_arm(vector, where, pool),
-        date_arm(anchors, where, tuning),
+        date_arm(anchors, where, tuning, worded=lexical),
         neighbours(where, tuning),
         fusion(
             lexical=lexical,
             with_vector=vector is not None,
             dates=dates,
+            anchors=anchors,
             projects=projects,
             tuning=tuning,
         ),
@@ -106,31 +111,39 @@ def vector_arm(vector: str | None, where: sql.Composable, pool: int) -> Part:
 
 
 def date_arm(
-    anchors: tuple[tuple[datetime, datetime], ...], where: sql.Composable, tuning: SearchTuning
+    anchors: tuple[tuple[datetime, datetime], ...],
+    where: sql.Composable,
+    tuning: SearchTuning,
+    *,
+    worded: bool = False,
 ) -> Part:
     """``date_hits``: the rows on the days the query names (its anchors, no slack), newest
     ``date_candidates`` of each day, so an old turn of that day is in play even when neither
-    arm reached it; none without a date."""
+    arm reached it; none without a date. ``worded``: whether the row holds a word of the query
+    (the query has full-text terms); the newest such rows seed the neighbours, as the arms' best
+    hits do."""
     if not anchors or tuning.date_candidates <= 0:
         return Part((NO_DATE_HITS,))
+    holds = sql.SQL("m.fts @@ (SELECT to_tsquery('agents_memory', %(any)s))" if worded else "false")
     body = sql.SQL(
-        "SELECT x.id FROM unnest(%(a_from)s::timestamptz[], %(a_to)s::timestamptz[]) d(a, b)"
-        " CROSS JOIN LATERAL (SELECT m.id FROM memory m WHERE {filters}"
-        "  AND m.message_at >= d.a AND m.message_at < d.b"
+        "SELECT x.id, x.worded FROM unnest(%(a_from)s::timestamptz[], %(a_to)s::timestamptz[])"
+        " d(a, b) CROSS JOIN LATERAL (SELECT m.id, {holds} AS worded FROM memory m"
+        "  WHERE {filters} AND m.message_at >= d.a AND m.message_at < d.b"
         "  ORDER BY m.message_at DESC LIMIT {n}) x"
-    ).format(filters=where, n=sql.Literal(tuning.date_candidates))
+    ).format(holds=holds, filters=where, n=sql.Literal(tuning.date_candidates))
     params = {"a_from": [a for a, _ in anchors], "a_to": [b for _, b in anchors]}
     return Part((cte("date_hits", body),), params)
 
 
 def neighbours(where: sql.Composable, tuning: SearchTuning) -> Part:
     """``neighbours``: (anchor, id, dist) for the session turns up to ``neighbour_span`` either
-    side of the best ``min_candidates`` rows of each arm (``neighbour_seeds``)."""
+    side of the best ``min_candidates`` rows of each arm and of as many rows of the named days
+    holding a word of the query (``neighbour_seeds``)."""
     if tuning.neighbour_span <= 0:
         return Part((NO_NEIGHBOURS,))
     seeds = sql.SQL(
         "SELECT id FROM fulltext_hits WHERE rank <= {n} UNION SELECT id FROM vector_hits"
-        " WHERE rank <= {n}"
+        " WHERE rank <= {n} UNION (SELECT id FROM date_hits WHERE worded LIMIT {n})"
     ).format(n=sql.Literal(tuning.min_candidates))
     links = sql.SQL(
         "SELECT s.id AS anchor, n.id, n.dist FROM neighbour_seeds s JOIN memory a ON a.id = s.id"
@@ -152,21 +165,31 @@ def neighbours(where: sql.Composable, tuning: SearchTuning) -> Part:
 
 
 def date_bonus(
-    dates: tuple[tuple[datetime, datetime], ...], tuning: SearchTuning
+    dates: tuple[tuple[datetime, datetime], ...],
+    tuning: SearchTuning,
+    anchors: tuple[tuple[datetime, datetime], ...] = (),
 ) -> tuple[sql.Composable, dict[str, Any]]:
-    """The bonus of a row (alias ``r``) falling on a date the query names, and its
-    parameters."""
+    """The bonus of a row (alias ``r``) falling on a date the query names, and its parameters:
+    the whole ``date_weight`` on the named day itself (``anchors``), ``slack_date_share`` of it
+    on the days of slack around it (``dates``: the named days widened). A question naming April
+    5 is about April 5 first; a turn three days off is a weaker guess than one of that day."""
     if not dates or tuning.date_weight <= 0:
         return sql.SQL("0::float8"), {}
     bonus = sql.SQL(
-        "CASE WHEN EXISTS (SELECT 1 FROM unnest(%(d_from)s::timestamptz[],"
+        "CASE WHEN EXISTS (SELECT 1 FROM unnest(%(a_from)s::timestamptz[],"
+        " %(a_to)s::timestamptz[]) d(a, b) WHERE r.message_at >= d.a AND r.message_at < d.b)"
+        " THEN %(date_w)s::float8"
+        " WHEN EXISTS (SELECT 1 FROM unnest(%(d_from)s::timestamptz[],"
         " %(d_to)s::timestamptz[]) d(a, b) WHERE r.message_at >= d.a AND r.message_at < d.b)"
-        " THEN %(date_w)s::float8 ELSE 0::float8 END"
+        " THEN %(date_w)s::float8 * %(slack_share)s::float8 ELSE 0::float8 END"
     )
     params = {
+        "a_from": [a for a, _ in anchors],
+        "a_to": [b for _, b in anchors],
         "d_from": [a for a, _ in dates],
         "d_to": [b for _, b in dates],
         "date_w": tuning.date_weight,
+        "slack_share": tuning.slack_date_share,
     }
     return bonus, params
 
@@ -192,12 +215,13 @@ def fusion(
     lexical: bool,
     with_vector: bool,
     dates: tuple[tuple[datetime, datetime], ...],
+    anchors: tuple[tuple[datetime, datetime], ...] = (),
     projects: tuple[str, ...] = (),
     tuning: SearchTuning,
 ) -> Part:
     """The rows in play scored by both arms, fused, given their context, date and project
     bonus, and the best ``limit`` of them (``top_hits``)."""
-    dated, date_params = date_bonus(dates, tuning)
+    dated, date_params = date_bonus(dates, tuning, anchors)
     named, project_params = project_bonus(projects, tuning)
     halflife = tuning.recency_halflife_days
     if dates and tuning.dated_recency_off:
@@ -226,7 +250,7 @@ def fusion(
             fulltext.bm25_in_play() if lexical else fulltext.NO_BM25,
             materialized=False,
         ),
-        _fused(lexical, with_vector),
+        _fused(lexical, with_vector, tuning.rrf_k),
         *_context(),
         _scored(dated, named),
         *_top_hits(),
@@ -257,24 +281,51 @@ def _lexical_weight(lexical: bool) -> sql.Composable:
     return fulltext.WEIGHT if lexical else sql.SQL("0::float8")
 
 
-def _fused(lexical: bool, with_vector: bool) -> sql.Composed:
-    """``fused``: each row in play with its BM25 and the arms' normalised scores, weighted."""
+def _fused(lexical: bool, with_vector: bool, rrf_k: float = 0.0) -> sql.Composed:
+    """``fused``: each row in play with its BM25 and the arms' normalised scores, weighted
+    (:func:`_normalised`)."""
     w_lex = sql.SQL("(SELECT ac.w_lex FROM arm_confidence ac)")
     w_vec = sql.SQL("(SELECT ac.w_vec FROM arm_confidence ac)")
     floor = fulltext.FLOOR if lexical else sql.SQL("0::float8")
     all_rare = fulltext.ALL_RARE if lexical else sql.SQL("NULL::tsquery")
+    lex, vec = _normalised(floor, rrf_k)
     return cte(
         "fused",
         sql.SQL(
             "SELECT p.id, p.agent_platform, p.session_id, p.message_at, p.is_pinned, p.cos,"
             " p.cwd, p.p_tag_id, coalesce(l.bm25, 0) AS bm25,"
             " coalesce(p.fts @@ {all_rare}, false) AS all_rare,"
-            " {w_lex} * coalesce(l.bm25 / nullif(greatest(max(l.bm25) OVER (), {floor}), 0), 0)"
-            " + {w_vec} * coalesce((p.cos - min(p.cos) OVER ())"
-            "  / nullif(max(p.cos) OVER () - min(p.cos) OVER (), 0),"
-            "  CASE WHEN p.cos IS NULL THEN 0 ELSE 1 END) AS fused"
+            " {w_lex} * {lex} + {w_vec} * {vec} AS fused"
             " FROM in_play p LEFT JOIN in_play_bm25 l ON l.id = p.id"
-        ).format(w_lex=w_lex, floor=floor, w_vec=w_vec, all_rare=all_rare),
+        ).format(w_lex=w_lex, lex=lex, w_vec=w_vec, vec=vec, all_rare=all_rare),
+    )
+
+
+def _normalised(floor: sql.Composable, rrf_k: float) -> tuple[sql.Composable, sql.Composable]:
+    """Each arm's score of a row in play on 0-1: BM25 over the greater of the best row's and
+    the floor, the cosine min-max; or, with ``rrf_k`` > 0, by rank (reciprocal rank fusion,
+    scaled so an arm's first row has 1)."""
+    if rrf_k > 0:
+        k = sql.Literal(float(rrf_k))
+        return (
+            sql.SQL(
+                "CASE WHEN coalesce(l.bm25, 0) > 0 THEN ({k} + 1)"
+                " / ({k} + rank() OVER (ORDER BY coalesce(l.bm25, 0) DESC)) ELSE 0 END"
+            ).format(k=k),
+            sql.SQL(
+                "CASE WHEN p.cos IS NULL THEN 0 ELSE ({k} + 1)"
+                " / ({k} + rank() OVER (ORDER BY p.cos DESC NULLS LAST)) END"
+            ).format(k=k),
+        )
+    return (
+        sql.SQL("coalesce(l.bm25 / nullif(greatest(max(l.bm25) OVER (), {floor}), 0), 0)").format(
+            floor=floor
+        ),
+        sql.SQL(
+            "coalesce((p.cos - min(p.cos) OVER ())"
+            " / nullif(max(p.cos) OVER () - min(p.cos) OVER (), 0),"
+            " CASE WHEN p.cos IS NULL THEN 0 ELSE 1 END)"
+        ),
     )
 
 
@@ -334,10 +385,10 @@ def _scored(dated: sql.Composable, named: sql.Composable) -> sql.Composed:
 def _top_hits() -> tuple[sql.Composed, ...]:
     """``top_hits``: the best ``limit`` rows by final score, with the sure arms' first hits kept
     (:func:`~agents_memory.store.search.arms.kept_slots`). A row in play only through its
-    context (in neither arm's hits) and not holding every rare word of the query
-    (``all_rare``) may not climb by its neighbours and session above the weakest row that holds
-    them all: its score is capped there unless its own score (fused, date and project bonus)
-    is higher."""
+    context (in no arm's hits, nor on a day the query names) and not holding every rare word
+    of the query (``all_rare``) may not climb by its neighbours and session above the weakest
+    row that holds them all: its score is capped there unless its own score (fused, date and
+    project bonus) is higher."""
     return (
         cte(
             "raw_scores",
@@ -347,7 +398,8 @@ def _top_hits() -> tuple[sql.Composed, ...]:
                 " min((s.local + s.sess + s.dated + s.proj) * s.recency * s.pinned)"
                 "  FILTER (WHERE s.all_rare) OVER () AS rare_floor,"
                 " NOT EXISTS (SELECT 1 FROM fulltext_hits f WHERE f.id = s.id)"
-                "  AND NOT EXISTS (SELECT 1 FROM vector_hits v WHERE v.id = s.id) AS context_only"
+                "  AND NOT EXISTS (SELECT 1 FROM vector_hits v WHERE v.id = s.id)"
+                "  AND NOT EXISTS (SELECT 1 FROM date_hits d WHERE d.id = s.id) AS context_only"
                 " FROM scored s"
             ),
             materialized=False,

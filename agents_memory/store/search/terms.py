@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from agents_memory.store.search.words import WORD, content_words, identifier_words
+from agents_memory.store.search.words import WORD, content_of, identifier_words
 
 MAX_TERMS = 32
 
@@ -48,8 +48,15 @@ class QueryTerms:
 
 def query_terms(query: str) -> QueryTerms:
     """Split ``query`` into safe full-text terms and ILIKE word patterns."""
+    lowered = query.lower()
+    return _terms_of(WORD.findall(lowered), lowered)
+
+
+def _terms_of(words: list[str], lowered: str) -> QueryTerms:
+    """The full-text terms of ``words`` (the query's words, :data:`WORD`) and the ILIKE
+    patterns of ``lowered`` (the query, lower-cased)."""
     terms: list[str] = []
-    for word in WORD.findall(query.lower()):
+    for word in words:
         hangul = bool(_HANGUL.search(word))
         stem = _strip_particle(word) if hangul else word
         if len(stem) < 2:
@@ -58,8 +65,8 @@ def query_terms(query: str) -> QueryTerms:
         if term not in terms:
             terms.append(term)
     patterns: list[str] = []
-    for raw in query.split():
-        word = raw.strip(_EDGE_PUNCT).lower()
+    for raw in lowered.split():
+        word = raw.strip(_EDGE_PUNCT)
         if _HANGUL.search(word):
             word = _strip_particle(word)
         if len(word) < 2:
@@ -219,9 +226,12 @@ class ParsedQuery:
 
 
 def parse_query(text: str, date_slack_days: float) -> ParsedQuery:
-    """``text`` read once for the whole search."""
-    anchors, date_words = named_dates(text)
-    terms = query_terms(text)
+    """``text`` read once for the whole search: lower-cased and split into words once, for the
+    full-text terms and the content words alike."""
+    lowered = text.lower()
+    words = WORD.findall(lowered)
+    anchors, date_words = named_dates(lowered)
+    terms = _terms_of(words, lowered)
     return ParsedQuery(
         text=text,
         terms=terms,
@@ -230,7 +240,7 @@ def parse_query(text: str, date_slack_days: float) -> ParsedQuery:
         ),
         dates=widened(anchors, date_slack_days),
         anchors=anchors,
-        projects=project_words(text),
-        words=content_words(text),
+        projects=project_words(lowered),
+        words=content_of(words),
         identifiers=identifier_words(text),
     )

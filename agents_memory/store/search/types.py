@@ -112,6 +112,12 @@ class SearchTuning:
     """Added for turns whose time falls on a date the query names (about the fused score of a
     good match: a question that names a day is mostly about that day)."""
     date_slack_days: float = 3.0
+    slack_date_share: float = 1.0
+    """The share of ``date_weight`` a turn gets on a day of the slack around a named day (not
+    the day itself). Coding set, date questions: 0.5 puts the named day's turn first (MRR 1.00
+    against 0.79 on the tuning half, Hit@10 1.00 both); LoCoMo's temporal questions, whose days
+    are often a few days off the turn's, lose with it (EvRec@10 0.835 against 0.842,
+    bench/RESULTS.md): 1, the slack days as the day."""
     date_candidates: int = 200
     """The newest this many rows of each day the query names are in play (through the time
     index), so an old turn of that day is ranked even when neither arm reached it."""
@@ -169,6 +175,10 @@ class SearchTuning:
     dated_vector_confidence: float = 0.0
     """The vector arm's confidence is multiplied by this on a query that names a day (its
     vector does not hold the calendar)."""
+    rrf_k: float = 0.0
+    """0: the arms' scores are fused (normalised BM25 and cosine); more: their ranks among the
+    rows in play are (reciprocal rank fusion with this ``k``, each arm's first row scoring 1),
+    weighted alike. Measured as a variant (bench/RESULTS.md)."""
     kept_slots: tuple[int, int] = (5, 3)
     """How many of each sure arm's first hits (full text, vector) keep a place in the page
     (at most half the page each; :mod:`agents_memory.store.search.arms`); (0, 0): none."""

@@ -143,18 +143,23 @@ _STOP = frozenset(
 )
 
 
+STEM_CHARS = 5
+"""A word's stem is its first this many characters."""
+
+
 def stem(word: str) -> str:
-    return word[:5] if len(word) > 5 else word
+    return word[:STEM_CHARS] if len(word) > STEM_CHARS else word
 
 
 def content_words(text: str) -> frozenset[str]:
     """The content words of ``text``: stemmed crudely, stop words, numbers and dates left
     out."""
-    return frozenset(
-        stem(w)
-        for w in WORD.findall(text.lower())
-        if len(w) > 1 and w not in _STOP and not w.isdigit()
-    )
+    return content_of(WORD.findall(text.lower()))
+
+
+def content_of(words: list[str]) -> frozenset[str]:
+    """The content words among ``words`` (``text``'s, lower-cased, :data:`WORD`)."""
+    return frozenset(stem(w) for w in words if len(w) > 1 and w not in _STOP and not w.isdigit())
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z]|_)[A-Za-z0-9_]*")

@@ -343,6 +343,12 @@ class Adapter(ABC):
     """The client's per-prompt hook event whose output adds context before the model answers
     (``UserPromptSubmit``, ``BeforeAgent``); ``None``: it has none (the tools remain)."""
 
+    def prompt_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The per-prompt hook's JSON as recall reads it (``prompt``, ``session_id``,
+        ``cwd``): a client that hands the hook more than the user typed (context our own hooks
+        added) cleans it here. Default: as it came."""
+        return event
+
     def prompt_hook_output(self, text: str) -> str:
         """What the per-prompt hook prints for the memories in ``text`` (empty: print nothing).
         Default: the ``hookSpecificOutput`` envelope under :attr:`prompt_hook_event`."""

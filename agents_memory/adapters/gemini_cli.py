@@ -90,6 +90,14 @@ class GeminiCliAdapter(Adapter):
     brief_limit = 8000
     prompt_hook_event = "BeforeAgent"
 
+    def prompt_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """BeforeAgent's ``prompt`` carries the session-start brief (``<hook_context>``, on
+        the first prompt) before what the user typed: cut out, it would be the search."""
+        prompt = event.get("prompt")
+        if isinstance(prompt, str) and "<hook_context>" in prompt:
+            return {**event, "prompt": _HOOK_CONTEXT.sub("", prompt)}
+        return event
+
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".gemini" / "settings.json", home / ".gemini" / "tmp"]
 

@@ -45,6 +45,7 @@ def prompt_recall(
     client has no per-prompt hook, ``PROMPT_RECALL=off``, the project's marker)."""
     if switched_off(settings, platform, event):
         return OFF
+    event = get_adapter(platform).prompt_event(event)
     return recall_for_prompt(conn, settings, user_id, platform, event, vector=vector)
 
 

@@ -50,8 +50,11 @@ class Recalled:
     requests: list[dict[str, Any]] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
 
-    def about(self, nonce: str) -> list[str]:
-        return [text_of(r.get("body")) for r in self.requests if nonce in text_of(r.get("body"))]
+    def about(self, nonce: str, *, not_about: str = "") -> list[str]:
+        """The model requests of the prompt with ``nonce`` (and not of the one with
+        ``not_about``: a later prompt's recall may quote an earlier turn)."""
+        texts = [text_of(r.get("body")) for r in self.requests]
+        return [t for t in texts if nonce in t and not (not_about and not_about in t)]
 
     def excerpt(self) -> str:
         return "\n".join(r.tail() for r in self.steps.values())
@@ -130,7 +133,7 @@ def test_a_related_prompt_reaches_the_model_with_the_memory_it_needs(recalled: R
 
 def test_an_unrelated_prompt_reaches_the_model_with_nothing_of_ours(recalled: Recalled) -> None:
     assert recalled.steps["unrelated"].returncode == 0, recalled.excerpt()
-    requests = recalled.about(recalled.unrelated_nonce)
+    requests = recalled.about(recalled.unrelated_nonce, not_about=recalled.related_nonce)
     assert requests, f"the fake model saw no request for the prompt\n{recalled.excerpt()}"
     assert not any(ANSWER in text or "QX-4471" in text for text in requests), requests[0][-3000:]
 

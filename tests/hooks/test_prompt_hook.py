@@ -92,6 +92,17 @@ def test_without_a_daemon_the_hook_builds_the_memories_itself(
         assert (result.returncode, result.stdout) == (0, ""), quiet
 
 
+def test_gemini_s_prompt_is_searched_without_the_brief_it_carries(
+    seeded: str, tmp_path: Path
+) -> None:
+    """Gemini CLI hands BeforeAgent the first prompt with the session-start brief before it."""
+    brief = "<hook_context>" + "recent work on the console layout and its tests. " * 120
+    prompt = f"{brief}</hook_context>\n\n{RELATED}"
+    env = _env(tmp_path, DATABASE_URL=seeded, PROMPT_HOOK_TIMEOUT_MS="20000")
+    result, _elapsed = _prompt_hook(env, _event(prompt), "gemini-cli")
+    assert "QX-4471" in _context(result, "gemini-cli")
+
+
 def test_the_switches_silence_the_hook_before_it_searches(
     seeded: str, tmp_path: Path, repo: Path
 ) -> None:

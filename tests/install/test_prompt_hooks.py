@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from agents_memory.adapters import get_adapter, names
+from agents_memory.adapters import get_adapter, names, opencode_plugin
 from agents_memory.adapters.base import Commands, HookGroup
+from agents_memory.adapters.opencode import RECALL_HEADER
+from agents_memory.install.installer import installed_entries
 from tests.install.conftest import load, seed_home
 
 PER_PROMPT = [
@@ -62,7 +64,30 @@ def test_install_registers_the_per_prompt_hook_and_uninstall_removes_only_it(
     assert _handlers(load(config), event) == [USERS_OWN]
 
 
-@pytest.mark.parametrize("platform", sorted(set(names()) - {p for p, *_ in PER_PROMPT}))
+def test_opencode_gets_a_plugin_that_runs_the_hook_and_uninstall_deletes_it(
+    home: Path, make_installer: Any, commands: Commands
+) -> None:
+    seed_home(home)
+    make_installer().run("install", ("opencode",))
+    plugin = home / ".config" / "opencode" / "plugins" / opencode_plugin.PLUGIN_FILE
+    source = plugin.read_text(encoding="utf-8")
+    argv = [str(commands.memory_capture), "hook", "prompt", "--platform", "opencode"]
+    assert f"const COMMAND = {json.dumps(argv)};" in source
+    assert '"chat.message"' in source and '"experimental.chat.system.transform"' in source
+    assert (
+        "~/.config/opencode/plugins/mcp-agents-memory.js: per-prompt recall plugin"
+        in (installed_entries(home)["opencode"])
+    )
+    output = get_adapter("opencode").prompt_hook_output("2026-01-02 codex-cli: a memory (id 7)")
+    assert output.splitlines() == [RECALL_HEADER, "2026-01-02 codex-cli: a memory (id 7)"]
+    make_installer().run("uninstall", ("opencode",))
+    assert not plugin.exists()
+
+
+WITHOUT = sorted(set(names()) - {p for p, *_ in PER_PROMPT} - {"opencode"})
+
+
+@pytest.mark.parametrize("platform", WITHOUT)
 def test_a_client_without_a_per_prompt_hook_gets_none(platform: str, home: Path) -> None:
     adapter = get_adapter(platform)
     assert adapter.prompt_hook_event is None

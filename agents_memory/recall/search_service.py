@@ -93,10 +93,15 @@ class SearchService:
         return json.dumps({"notes": notes, "result": result.as_dict()}, ensure_ascii=False)
 
     def tick(self) -> None:
-        """Close a backend idle for :data:`EMBEDDER_IDLE_SEC`."""
-        with self._lock:
+        """Close a backend idle for :data:`EMBEDDER_IDLE_SEC` (one in use is not idle: the
+        daemon's loop never waits for it)."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
             if self._embedder is not None and time.monotonic() - self._used_at > EMBEDDER_IDLE_SEC:
                 self._close_embedder()
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         with self._lock:

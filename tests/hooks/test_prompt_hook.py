@@ -18,7 +18,7 @@ import pytest
 
 from agents_memory.recall.prompt_switch import MARKER
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
-from tests.hooks.test_hook_commands import BIN, _env, hung_listener  # noqa: F401
+from tests.hooks.test_hook_commands import BIN, _env, _hook, hung_listener  # noqa: F401
 
 FACT = "The nightly export job fails with error QX-4471 when the vault token expired."
 RELATED = "The nightly export job failed with error QX-4471 again. What was it?"
@@ -37,17 +37,7 @@ def _event(prompt: str, cwd: Path | str = "/tmp", session: str = "s-new") -> dic
 def _prompt_hook(
     env: dict[str, str], event: dict[str, Any], platform: str = "claude-code"
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    started = time.monotonic()
-    result = subprocess.run(
-        [str(BIN / "memory-capture"), "hook", "prompt", "--platform", platform],
-        input=json.dumps(event),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    return result, time.monotonic() - started
+    return _hook(env, platform, event, kind="prompt")
 
 
 def _context(result: subprocess.CompletedProcess[str], platform: str) -> str:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import subprocess
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from subprocess import CompletedProcess
 from typing import Any
 
 import psycopg
@@ -25,7 +25,7 @@ from agents_memory.recall.socket_server import BriefServer
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 from tests.conftest import TEST_DIM, TEST_MODEL, private_tmp_dir
 from tests.embeddings.fake_openai import FakeEmbeddingServer
-from tests.hooks.test_hook_commands import BIN, _env
+from tests.hooks.test_hook_commands import _env, _hook
 
 PINNED = "remember: the staging port is 5433"
 FACT = "The nightly export job fails with error QX-4471 when the vault token expired."
@@ -97,19 +97,12 @@ def _search_in_background(server: BriefServer) -> tuple[threading.Thread, list[b
     return thread, answers
 
 
-def _hook(home: Path, kind: str, event: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+def _daemon_only(home: Path, kind: str, event: dict[str, Any]) -> CompletedProcess[str]:
+    """The hook ``kind`` with a database only the daemon can reach."""
     env = _env(home, DATABASE_URL="postgresql://x@127.0.0.1:1/none")
     # the budgets leave a cold interpreter on a loaded machine room (bench/ times the hooks)
     env.update(HOOK_TIMEOUT_MS="10000", PROMPT_HOOK_TIMEOUT_MS="10000")
-    return subprocess.run(
-        [str(BIN / "memory-capture"), "hook", kind, "--platform", "claude-code"],
-        input=json.dumps(event),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return _hook(env, "claude-code", event, kind=kind)[0]
 
 
 def test_a_busy_search_does_not_hold_up_the_hooks(
@@ -118,13 +111,13 @@ def test_a_busy_search_does_not_hold_up_the_hooks(
     thread, answers = _search_in_background(daemon)
     assert held_backend.arrived.wait(30), "the search never reached its embedding backend"
 
-    started = _hook(home, "session-start", {"session_id": "s-new", "cwd": "/tmp"})
+    started = _daemon_only(home, "session-start", {"session_id": "s-new", "cwd": "/tmp"})
     assert started.returncode == 0, started.stderr
     brief = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
     assert brief.startswith(BRIEF_MARKER) and "staging port is 5433" in brief
 
     prompt = "The nightly export job failed with error QX-4471 again. What was it?"
-    asked = _hook(home, "prompt", {"session_id": "s-new", "cwd": "/tmp", "prompt": prompt})
+    asked = _daemon_only(home, "prompt", {"session_id": "s-new", "cwd": "/tmp", "prompt": prompt})
     assert asked.returncode == 0, asked.stderr
     assert "QX-4471" in json.loads(asked.stdout)["hookSpecificOutput"]["additionalContext"]
 

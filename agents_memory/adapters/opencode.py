@@ -107,7 +107,8 @@ class OpenCodeAdapter(_sqlite.SQLiteStoreAdapter):
         ``local``, command as an array) and a managed block in the global rules file
         ``~/.config/opencode/AGENTS.md``, which OpenCode puts into the system prompt of every
         session: the capture daemon keeps the brief there fresh. And the per-prompt recall
-        plugin in ``~/.config/opencode/plugins/`` (:mod:`.opencode_plugin`)."""
+        plugin in ``~/.config/opencode/plugins/`` (:mod:`.opencode_plugin`) when OpenCode has
+        plugins already (see :func:`.opencode_plugin.wanted`); else a note."""
         config = home / ".config" / "opencode"
         server = {"type": "local", "command": [str(commands.mcp_server)], "enabled": True}
         mcp = FileEdit(
@@ -122,6 +123,8 @@ class OpenCodeAdapter(_sqlite.SQLiteStoreAdapter):
             (TextBlock(),),
             "memory brief in the global rules file (kept fresh by the daemon)",
         )
+        if not opencode_plugin.wanted(config):
+            return InstallPlan(PLATFORM, (mcp, rules), (opencode_plugin.SKIPPED,))
         plugin = FileEdit(
             config / "plugins" / opencode_plugin.PLUGIN_FILE,
             "file",

@@ -13,15 +13,47 @@ other clients' hooks run, ``memory-capture hook prompt --platform opencode``:
 
 The command fails open within its own budget; the plugin also gives up after
 :data:`~agents_memory.adapters.base.PROMPT_HOOK_SEC` and on any error, adding nothing.
+
+The price of any plugin: at start-up OpenCode installs its ``@opencode-ai/plugin`` package from
+npm into the config directory and waits for that before it loads plugins (a one-time download
+when online; about 70 s more on every start when the registry cannot be reached, measured with
+OpenCode 1.18.33 offline: 36 s → 107 s for one headless turn under load). So install adds ours
+only where OpenCode has plugins already and pays that price anyway (:func:`wanted`); elsewhere
+it says how to turn it on (:data:`SKIPPED`).
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from agents_memory.adapters.base import PROMPT_HOOK_SEC, Commands
 
 PLUGIN_FILE = "mcp-agents-memory.js"
+PLUGIN_DIRS = ("plugin", "plugins")
+"""The directories of ``~/.config/opencode`` whose ``*.js`` / ``*.ts`` OpenCode loads."""
+SKIPPED = (
+    "OpenCode: per-prompt recall is a plugin, and the first plugin makes OpenCode install "
+    "@opencode-ai/plugin from npm on start (a minute's wait on every start when offline), so "
+    "install left it out; to have it, put any plugin in ~/.config/opencode/plugins/ (even an "
+    "empty `export {}` file) and run install again"
+)
+
+
+def wanted(config: Path) -> bool:
+    """Whether ``config`` (``~/.config/opencode``) has plugins of the user's, or ours already
+    (so uninstall finds it): then ours adds no dependency and no wait."""
+    for name in PLUGIN_DIRS:
+        directory = config / name
+        if (directory / PLUGIN_FILE).is_file():
+            return True
+        try:
+            if any(p.suffix in (".js", ".ts") for p in directory.iterdir() if p.is_file()):
+                return True
+        except OSError:
+            continue
+    return False
+
 
 _SOURCE = """\
 // mcp-agents-memory: per-prompt recall. Written by `memory-capture install` (which rewrites

@@ -296,8 +296,7 @@ def test_declining_the_confirmation_writes_nothing(home: Path, make_installer) -
         ALL,
         confirm=lambda r: seen.append(sorted(str(c.path) for c in r.changes)) or False,
     )
-    # the 8 seeded files, the new Grok rules file and OpenCode's new config, AGENTS.md and
-    # per-prompt recall plugin; Hermes
+    # the 8 seeded files, the new Grok rules file and OpenCode's new config and AGENTS.md; Hermes
     # has not run here, so it has no SOUL.md to hold the block
     assert seen == [
         sorted(
@@ -306,7 +305,6 @@ def test_declining_the_confirmation_writes_nothing(home: Path, make_installer) -
                 str(home / ".grok" / "rules" / "mcp-agents-memory.md"),
                 str(home / ".config" / "opencode" / "opencode.json"),
                 str(home / ".config" / "opencode" / "AGENTS.md"),
-                str(home / ".config" / "opencode" / "plugins" / "mcp-agents-memory.js"),
             ]
         )
     ]

@@ -64,12 +64,20 @@ def test_install_registers_the_per_prompt_hook_and_uninstall_removes_only_it(
     assert _handlers(load(config), event) == [USERS_OWN]
 
 
-def test_opencode_gets_a_plugin_that_runs_the_hook_and_uninstall_deletes_it(
+def test_opencode_gets_the_plugin_only_where_it_has_plugins_already(
     home: Path, make_installer: Any, commands: Commands
 ) -> None:
     seed_home(home)
+    plugins = home / ".config" / "opencode" / "plugins"
+    plugin = plugins / opencode_plugin.PLUGIN_FILE
+    report = make_installer().run("install", ("opencode",))
+    assert not plugin.exists()  # the first plugin would cost OpenCode an npm install per start
+    assert opencode_plugin.SKIPPED in report.clients[0].notes
+
+    users_own = home / ".config" / "opencode" / "plugin" / "mine.ts"
+    users_own.parent.mkdir(parents=True)
+    users_own.write_text("export {}\n", encoding="utf-8")
     make_installer().run("install", ("opencode",))
-    plugin = home / ".config" / "opencode" / "plugins" / opencode_plugin.PLUGIN_FILE
     source = plugin.read_text(encoding="utf-8")
     argv = [str(commands.memory_capture), "hook", "prompt", "--platform", "opencode"]
     assert f"const COMMAND = {json.dumps(argv)};" in source
@@ -80,6 +88,7 @@ def test_opencode_gets_a_plugin_that_runs_the_hook_and_uninstall_deletes_it(
     )
     output = get_adapter("opencode").prompt_hook_output("2026-01-02 codex-cli: a memory (id 7)")
     assert output.splitlines() == [RECALL_HEADER, "2026-01-02 codex-cli: a memory (id 7)"]
+    users_own.unlink()  # ours alone still counts: uninstall finds it
     make_installer().run("uninstall", ("opencode",))
     assert not plugin.exists()
 

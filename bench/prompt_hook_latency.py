@@ -5,10 +5,12 @@ daemon: full-text only), and with the database hung (must print nothing within t
 
     python -m bench.prompt_hook_latency [--runs 30] [--turns 2000] [--backend none|local]
 
-Baseline in the same run: ``python -c pass``. ``--backend local`` has the daemon embed each
-prompt with the local model (its first query loads the model, outside the timed runs). The
-fallback is timed twice: with the default 300 ms budget (the deadline cuts it off: it prints
-nothing) and with a wide budget (what building it in the hook really costs).
+Baseline in the same run: ``python -c pass``; beside it, the daemon's answer alone (the same
+request from a warm process), which is what the daemon adds to an interpreter's start.
+``--backend local`` has the daemon embed each prompt with the local model (its first query
+loads the model, outside the timed runs). The fallback is timed twice: with the default 300 ms
+budget (the deadline cuts it off: it prints nothing) and with a wide budget (what building it
+in the hook really costs).
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import argparse
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from agents_memory.adapters import all_adapters
 from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
+from agents_memory.hooks.fast import ask_daemon
 from bench import common, synth
 from bench.hook_latency import _capture_daemon, _hung_server, _measure
 
@@ -45,6 +49,24 @@ def _event(prompt: str) -> str:
     )
 
 
+def _round_trips(sock: Path, prompt: str, runs: int) -> tuple[object, ...]:
+    """The daemon's answer alone: the hook's socket request from a warm process (no
+    interpreter start), what the daemon adds to the hook's wall time."""
+    request = json.dumps({"prompt": {"platform": "claude-code", "event": json.loads(prompt)}})
+    load = common.load_avg()
+    times, printed = [], 0
+    for _ in range(runs):
+        started = time.perf_counter()
+        answer = ask_daemon(str(sock), request.encode(), time.monotonic() + 10)
+        times.append(time.perf_counter() - started)
+        printed += bool(answer)
+    s = common.summary_ms(times)
+    row = ("the daemon's answer alone (socket round trip, warm process)", s["n"], s["p50"])
+    row += (s["p95"], s["max"], printed, load)
+    print(row, flush=True)
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="per-prompt hook latency")
     parser.add_argument("--runs", type=int, default=30)
@@ -66,6 +88,8 @@ def main() -> None:
             for name, prompt in PROMPTS.items():
                 label = f"hook via the capture daemon, {name} prompt"
                 rows.append(_measure(label, HOOK, env, _event(prompt), args.runs))
+            sock = Path(env["XDG_STATE_HOME"]) / "mcp-agents-memory" / "brief.sock"
+            rows.append(_round_trips(sock, related, args.runs * 3))
         rows.append(
             _measure("hook, no daemon (fallback, 300 ms budget)", HOOK, env, related, args.runs)
         )

@@ -109,6 +109,10 @@ class Settings(BaseSettings):
     search_recency_halflife_days: float = Field(30.0, gt=0)
     instructions_max_chars: int = Field(1900, ge=200, le=100_000)
     hook_timeout_ms: int = Field(1500, ge=50, le=60_000)
+    prompt_recall: bool = Field(
+        True, description="per-prompt recall: the few memories a prompt needs (off = never)"
+    )
+    prompt_hook_timeout_ms: int = Field(300, ge=50, le=60_000)
     mcp_http_token: str | None = Field(None, description="bearer token for serve --http")
     mcp_http_allowed_hosts: CommaList = Field(
         (), description="extra Host names serve --http answers (DNS-rebinding allow-list)"

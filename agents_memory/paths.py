@@ -14,6 +14,7 @@ import platformdirs
 
 APP_NAME = "mcp-agents-memory"
 DEFAULT_HOOK_BUDGET_MS = 1500
+DEFAULT_PROMPT_HOOK_BUDGET_MS = 300
 
 
 def user_config_dir() -> Path:
@@ -32,6 +33,16 @@ def hook_budget_ms() -> int:
     if raw.isdigit() and 50 <= int(raw) <= 60_000:
         return int(raw)
     return DEFAULT_HOOK_BUDGET_MS
+
+
+def prompt_hook_budget_ms() -> int:
+    """``PROMPT_HOOK_TIMEOUT_MS`` from the environment: the per-prompt hook's own budget (it
+    runs on every prompt, so it is far shorter than the session-start hook's). Bad or missing
+    values give 300."""
+    raw = os.environ.get("PROMPT_HOOK_TIMEOUT_MS", "")
+    if raw.isdigit() and 50 <= int(raw) <= 60_000:
+        return int(raw)
+    return DEFAULT_PROMPT_HOOK_BUDGET_MS
 
 
 def capture_socket_path() -> Path:

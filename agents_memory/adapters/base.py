@@ -25,7 +25,8 @@ watching, no clock. The capture daemon owns files, cursors and storage; it asks 
 
 What the session-start hook and the MCP server need to know of a client is here too:
 :attr:`Adapter.display_name`, :attr:`Adapter.mcp_client_names`, :attr:`Adapter.brief_limit`
-and :meth:`Adapter.hook_output`.
+and :meth:`Adapter.hook_output`; the per-prompt hook's :attr:`Adapter.prompt_hook_event` and
+:meth:`Adapter.prompt_hook_output`.
 
 Stable ids: the same turn parsed twice, from any offset, in any later read, yields the same
 ``external_uuid``; that is what makes capture idempotent across crashes and rescans.
@@ -154,6 +155,9 @@ class ParseResult:
 
 EditFormat = Literal["json", "toml", "text-block", "file"]
 MCP_SERVER_NAME = "mcp-agents-memory"
+PROMPT_HOOK_SEC = 5
+"""The client's own time-out for our per-prompt hook: a ceiling only (the hook leaves after
+``PROMPT_HOOK_TIMEOUT_MS``, 300 ms by default, whatever happens)."""
 BLOCK_BEGIN = "<!-- mcp-agents-memory:begin -->"
 BLOCK_END = "<!-- mcp-agents-memory:end -->"
 BLOCK_PLACEHOLDER = (
@@ -334,6 +338,29 @@ class Adapter(ABC):
     brief_limit: int = 6000
     """Characters of injected context this client accepts: the session-start brief is cut to
     fit it."""
+
+    prompt_hook_event: str | None = None
+    """The client's per-prompt hook event whose output adds context before the model answers
+    (``UserPromptSubmit``, ``BeforeAgent``); ``None``: it has none (the tools remain)."""
+
+    def prompt_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The per-prompt hook's JSON as recall reads it (``prompt``, ``session_id``,
+        ``cwd``): a client that hands the hook more than the user typed (context our own hooks
+        added) cleans it here. Default: as it came."""
+        return event
+
+    def prompt_hook_output(self, text: str) -> str:
+        """What the per-prompt hook prints for the memories in ``text`` (empty: print nothing).
+        Default: the ``hookSpecificOutput`` envelope under :attr:`prompt_hook_event`."""
+        if not text or self.prompt_hook_event is None:
+            return ""
+        payload = {
+            "hookSpecificOutput": {
+                "hookEventName": self.prompt_hook_event,
+                "additionalContext": text,
+            }
+        }
+        return json.dumps(payload, ensure_ascii=False)
 
     def hook_output(self, brief: str) -> str:
         """What the session-start hook prints for ``brief`` (empty: print nothing). Default:

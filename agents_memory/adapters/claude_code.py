@@ -63,6 +63,7 @@ from agents_memory.adapters._jsonl import (
 )
 from agents_memory.adapters.base import (
     MCP_SERVER_NAME,
+    PROMPT_HOOK_SEC,
     Adapter,
     Commands,
     FileEdit,
@@ -371,15 +372,18 @@ class ClaudeCodeAdapter(Adapter):
     binaries = ("claude",)
     mcp_client_names = ("claude-code",)
     brief_limit = 9500
+    prompt_hook_event = "UserPromptSubmit"
 
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".claude", home / ".claude.json"]
 
     def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
-        """Hooks in ``~/.claude/settings.json`` (brief at SessionStart, flush at Stop and
-        SessionEnd; timeouts in seconds) and the MCP server at user scope in ``~/.claude.json``."""
+        """Hooks in ``~/.claude/settings.json`` (brief at SessionStart, per-prompt recall at
+        UserPromptSubmit, flush at Stop and SessionEnd; timeouts in seconds) and the MCP server
+        at user scope in ``~/.claude.json``."""
         flush = commands.hook("flush")
         start = commands.hook("session-start", "--platform", PLATFORM)
+        prompt = commands.hook("prompt", "--platform", PLATFORM)
         hooks = FileEdit(
             home / ".claude" / "settings.json",
             "json",
@@ -388,10 +392,11 @@ class ClaudeCodeAdapter(Adapter):
                     "SessionStart",
                     hook_group(start, matcher="startup|resume|clear|compact", timeout=10),
                 ),
+                HookGroup("UserPromptSubmit", hook_group(prompt, timeout=PROMPT_HOOK_SEC)),
                 HookGroup("Stop", hook_group(flush, timeout=5)),
                 HookGroup("SessionEnd", hook_group(flush, timeout=5)),
             ),
-            "SessionStart brief, Stop/SessionEnd flush hooks",
+            "SessionStart brief, UserPromptSubmit recall, Stop/SessionEnd flush hooks",
         )
         server = stdio_server(commands, env={})
         mcp = FileEdit(

@@ -48,6 +48,7 @@ from agents_memory.adapters._jsonl import (
 )
 from agents_memory.adapters.base import (
     MCP_SERVER_NAME,
+    PROMPT_HOOK_SEC,
     Adapter,
     Commands,
     EnsureSetting,
@@ -354,15 +355,18 @@ class CodexAdapter(Adapter):
     mcp_client_names = ("codex",)
     extra_platforms = (DESKTOP_PLATFORM,)
     brief_limit = 8000
+    prompt_hook_event = "UserPromptSubmit"
 
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".codex"]
 
     def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
-        """Hooks in ``~/.codex/hooks.json`` (brief at SessionStart, flush at Stop; seconds),
+        """Hooks in ``~/.codex/hooks.json`` (brief at SessionStart, per-prompt recall at
+        UserPromptSubmit, flush at Stop; seconds),
         the MCP server in ``~/.codex/config.toml``, and the hooks' trust (a follow-up: Codex
         skips untrusted user hooks silently, and only Codex itself computes the hash)."""
         start = commands.hook("session-start", "--platform", PLATFORM)
+        prompt = commands.hook("prompt", "--platform", PLATFORM)
         hooks = FileEdit(
             home / ".codex" / "hooks.json",
             "json",
@@ -371,9 +375,10 @@ class CodexAdapter(Adapter):
                     "SessionStart",
                     hook_group(start, matcher="startup|resume|clear|compact", timeout=10),
                 ),
+                HookGroup("UserPromptSubmit", hook_group(prompt, timeout=PROMPT_HOOK_SEC)),
                 HookGroup("Stop", hook_group(commands.hook("flush"), timeout=5)),
             ),
-            "SessionStart brief, Stop flush hooks",
+            "SessionStart brief, UserPromptSubmit recall, Stop flush hooks",
         )
         mcp = FileEdit(
             home / ".codex" / "config.toml",

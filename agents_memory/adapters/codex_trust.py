@@ -38,9 +38,14 @@ HookLister = Callable[[Path, Path], list[dict[str, Any]]]
 
 TRUST_INSTRUCTION = (
     "Codex runs new hooks only once you trust them: start `codex`, type /hooks and trust the "
-    "two mcp-agents-memory hooks (or re-run `memory-capture install` with `codex` on PATH)."
+    "three mcp-agents-memory hooks (or re-run `memory-capture install` with `codex` on PATH)."
 )
-_EVENT_LABELS = {"SessionStart": "session_start", "Stop": "stop", "SessionEnd": "session_end"}
+_EVENT_LABELS = {
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "user_prompt_submit",
+    "Stop": "stop",
+    "SessionEnd": "session_end",
+}
 
 
 def _files(home: Path) -> tuple[Path, Path]:

@@ -52,6 +52,7 @@ from agents_memory.adapters._jsonl import (
 )
 from agents_memory.adapters.base import (
     MCP_SERVER_NAME,
+    PROMPT_HOOK_SEC,
     Adapter,
     Commands,
     EnsureSetting,
@@ -87,6 +88,15 @@ class GeminiCliAdapter(Adapter):
     binaries = ("gemini",)
     mcp_client_names = ("gemini",)
     brief_limit = 8000
+    prompt_hook_event = "BeforeAgent"
+
+    def prompt_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """BeforeAgent's ``prompt`` carries the session-start brief (``<hook_context>``, on
+        the first prompt) before what the user typed: cut out, it would be the search."""
+        prompt = event.get("prompt")
+        if isinstance(prompt, str) and "<hook_context>" in prompt:
+            return {**event, "prompt": _HOOK_CONTEXT.sub("", prompt)}
+        return event
 
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".gemini" / "settings.json", home / ".gemini" / "tmp"]
@@ -94,10 +104,12 @@ class GeminiCliAdapter(Adapter):
     def install_plan(self, home: Path, commands: Commands) -> InstallPlan:
         """Everything in ``~/.gemini/settings.json``: ``hooksConfig.enabled`` (when unset),
         the brief at SessionStart (matcher ``*``: Gemini compares lifecycle matchers as exact
-        strings, so an alternation would never match), flush at AfterAgent and SessionEnd
+        strings, so an alternation would never match), per-prompt recall at BeforeAgent, flush
+        at AfterAgent and SessionEnd
         (timeouts in milliseconds, named handlers), and the MCP server."""
         flush = commands.hook("flush")
         start = commands.hook("session-start", "--platform", PLATFORM)
+        prompt = commands.hook("prompt", "--platform", PLATFORM)
         edit = FileEdit(
             home / ".gemini" / "settings.json",
             "json",
@@ -106,6 +118,15 @@ class GeminiCliAdapter(Adapter):
                 HookGroup(
                     "SessionStart",
                     hook_group(start, matcher="*", name=f"{MCP_SERVER_NAME}-brief", timeout=10000),
+                ),
+                HookGroup(
+                    "BeforeAgent",
+                    hook_group(
+                        prompt,
+                        matcher="*",
+                        name=f"{MCP_SERVER_NAME}-recall",
+                        timeout=PROMPT_HOOK_SEC * 1000,
+                    ),
                 ),
                 HookGroup(
                     "AfterAgent",
@@ -117,7 +138,7 @@ class GeminiCliAdapter(Adapter):
                 ),
                 OwnedEntry(("mcpServers", MCP_SERVER_NAME), stdio_server(commands, env={})),
             ),
-            "SessionStart brief, AfterAgent/SessionEnd flush hooks, MCP server",
+            "SessionStart brief, BeforeAgent recall, AfterAgent/SessionEnd flush hooks, MCP server",
         )
         return InstallPlan(PLATFORM, (edit,))
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents_memory.adapters import _sqlite
+from agents_memory.adapters import _sqlite, opencode_plugin
 from agents_memory.adapters import opencode_actions as tools
 from agents_memory.adapters._actions import ActionLog
 from agents_memory.adapters.base import (
@@ -52,10 +52,15 @@ from agents_memory.adapters.base import (
     ParseResult,
     TextBlock,
     Turn,
+    WholeFile,
 )
 from agents_memory.errors import StoreUnreadable
 
 PLATFORM = "opencode"
+RECALL_HEADER = (
+    "Memories (mcp-agents-memory) that may bear on the user's latest message; "
+    "read_memory with an id gives the whole turn:"
+)
 DATABASE = "opencode.db"
 OVERLAP_MS = 60_000
 """How far before ``since`` each read looks again (clock skew between writers)."""
@@ -83,6 +88,16 @@ class OpenCodeAdapter(_sqlite.SQLiteStoreAdapter):
     display_name = "OpenCode"
     binaries = ("opencode",)
     mcp_client_names = ("opencode",)
+    prompt_hook_event = "chat.message"
+    """Not a command hook: our plugin's hook (:mod:`~agents_memory.adapters.opencode_plugin`)
+    runs the per-prompt hook command and adds its output to the system prompt."""
+
+    def prompt_hook_output(self, text: str) -> str:
+        """Plain text with a first line that says what it is (the plugin appends it to the
+        system prompt as is)."""
+        if not text:
+            return ""
+        return f"{RECALL_HEADER}\n{text}"
 
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".config" / "opencode", home / ".local" / "share" / "opencode"]
@@ -92,7 +107,9 @@ class OpenCodeAdapter(_sqlite.SQLiteStoreAdapter):
         ``local``, command as an array) and a managed block in the global rules file
         ``~/.config/opencode/AGENTS.md``, which OpenCode puts into the system prompt of every
         session: the capture daemon keeps the brief there fresh, so the server runs with
-        ``serve --no-brief`` (its MCP instructions would carry the brief a second time)."""
+        ``serve --no-brief`` (its MCP instructions would carry the brief a second time). And the
+        per-prompt recall plugin in ``~/.config/opencode/plugins/`` (:mod:`.opencode_plugin`)
+        when OpenCode has plugins already (see :func:`.opencode_plugin.wanted`); else a note."""
         config = home / ".config" / "opencode"
         # The brief reaches OpenCode through AGENTS.md: the server's instructions leave it out.
         command = [str(commands.mcp_server), "serve", "--no-brief"]
@@ -109,7 +126,15 @@ class OpenCodeAdapter(_sqlite.SQLiteStoreAdapter):
             (TextBlock(),),
             "memory brief in the global rules file (kept fresh by the daemon)",
         )
-        return InstallPlan(PLATFORM, (mcp, rules))
+        if not opencode_plugin.wanted(config):
+            return InstallPlan(PLATFORM, (mcp, rules), (opencode_plugin.SKIPPED,))
+        plugin = FileEdit(
+            config / "plugins" / opencode_plugin.PLUGIN_FILE,
+            "file",
+            (WholeFile(opencode_plugin.plugin_source(commands)),),
+            "per-prompt recall plugin",
+        )
+        return InstallPlan(PLATFORM, (mcp, rules, plugin))
 
     def roots(self, home: Path) -> list[Path]:
         return [home / ".local" / "share" / "opencode"]

@@ -403,6 +403,26 @@ def hook_session_start(platform: str) -> None:
     run_hook(["session-start", "--platform", platform])
 
 
+@hook.command("prompt")
+@click.option(
+    "--platform",
+    required=True,
+    type=click.Choice(HOOK_PLATFORMS),
+    help="The client running the hook.",
+)
+def hook_prompt(platform: str) -> None:
+    """Print the few memories the user's prompt needs, in the client's hook format.
+
+    Reads the client's per-prompt hook JSON on stdin (prompt, session id, cwd). Prints nothing
+    when no memory clears the confidence, when per-prompt recall is off (PROMPT_RECALL=off, or
+    the project's .agents-memory/no-prompt-recall), on any failure, and after
+    PROMPT_HOOK_TIMEOUT_MS (default 300 ms); exits 0.
+    """
+    from agents_memory.hooks.fast import run as run_hook
+
+    run_hook(["prompt", "--platform", platform])
+
+
 @hook.command("flush")
 def hook_flush() -> None:
     """Tell the running capture daemon to read this session's transcript now.

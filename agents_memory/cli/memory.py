@@ -329,6 +329,7 @@ def _register_commands() -> None:
         ("restore", "agents_memory.cli.owner:restore"),
         ("db", "agents_memory.cli.db:db"),
         ("ui", "agents_memory.cli.ui:ui"),
+        ("recall", "agents_memory.cli.recall:recall"),
     ):
         cli.add_lazy(name, target)
 

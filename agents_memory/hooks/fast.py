@@ -1,9 +1,10 @@
 """The hook commands' fast path: standard library only until it has to do more.
 
-``memory-capture hook session-start|flush`` land here before click, pydantic or psycopg are
-imported. The first thing done is arming a process-wide deadline (``HOOK_TIMEOUT_MS``): when
-it fires the process leaves at once with exit 0 and no output, wherever it is (an import, a
-hung socket, a slow query). Hooks fail open, always.
+``memory-capture hook session-start|prompt|flush`` land here before click, pydantic or psycopg
+are imported. The first thing done is arming a process-wide deadline (``HOOK_TIMEOUT_MS``; for
+the per-prompt hook its own, shorter ``PROMPT_HOOK_TIMEOUT_MS``): when it fires the process
+leaves at once with exit 0 and no output, wherever it is (an import, a hung socket, a slow
+query). Hooks fail open, always.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import time
 from types import FrameType
 
 RESPONSE_LIMIT = 1 << 20
+STDIN_LIMIT = 8 << 20
+"""The client's hook JSON is read up to this many characters (a longer one is cut, so it
+parses as nothing: no information, no output)."""
 
 
 def _leave(_signum: int = 0, _frame: FrameType | None = None) -> None:
@@ -76,31 +80,58 @@ def session_start(platform: str, deadline: float) -> None:
     from agents_memory.hooks.session_start import build_direct, parse_event
     from agents_memory.paths import brief_socket_path
 
-    stdin_text = sys.stdin.read() if not sys.stdin.isatty() else ""
-    event = parse_event(stdin_text)
+    event = parse_event(_stdin())
     request = json.dumps({"platform": platform, "event": event}).encode()
     output = ask_daemon(str(brief_socket_path()), request, deadline)
     if output is None:
         output = build_direct(platform, event)
+    _print(output)
+
+
+def prompt(platform: str, deadline: float) -> None:
+    """The per-prompt hook: the daemon's answer, else built here (full-text only)."""
+    import json
+
+    from agents_memory.hooks.session_start import parse_event
+    from agents_memory.paths import brief_socket_path
+
+    event = parse_event(_stdin())
+    request = json.dumps({"prompt": {"platform": platform, "event": event}}).encode()
+    output = ask_daemon(str(brief_socket_path()), request, deadline)
+    if output is None:
+        from agents_memory.hooks.prompt import build_direct
+
+        output = build_direct(platform, event)
+    _print(output)
+
+
+def _stdin() -> str:
+    return sys.stdin.read(STDIN_LIMIT) if not sys.stdin.isatty() else ""
+
+
+def _print(output: str) -> None:
     if output:
         sys.stdout.write(output + "\n")
         sys.stdout.flush()
 
 
 def run(argv: list[str]) -> None:
-    """``argv``: ``["session-start", "--platform", P]`` or ``["flush"]``. Never raises."""
-    from agents_memory.paths import hook_budget_ms
+    """``argv``: ``["session-start" | "prompt", "--platform", P]`` or ``["flush"]``. Never
+    raises."""
+    from agents_memory.paths import hook_budget_ms, prompt_hook_budget_ms
 
-    deadline = arm_deadline(hook_budget_ms())
+    budget = prompt_hook_budget_ms() if argv[:1] == ["prompt"] else hook_budget_ms()
+    deadline = arm_deadline(budget)
     try:
         if argv[:1] == ["flush"]:
             from agents_memory.hooks.flush import run as run_flush
 
             run_flush()
-        elif argv[:1] == ["session-start"]:
+        elif argv[:1] in (["session-start"], ["prompt"]):
             platform = _platform(argv[1:])
             if platform is not None:
-                session_start(platform, deadline)
+                hook = session_start if argv[0] == "session-start" else prompt
+                hook(platform, deadline)
     except BaseException:  # noqa: S110 - hooks fail open: no output, exit 0
         pass
     _leave()
@@ -125,6 +156,6 @@ def wants_fast_path(argv: list[str]) -> bool:
     return (
         len(argv) >= 2
         and argv[0] == "hook"
-        and argv[1] in ("session-start", "flush")
+        and argv[1] in ("session-start", "prompt", "flush")
         and not {"-h", "--help"} & set(argv)
     )

@@ -152,7 +152,7 @@ def refresh_block(original: str, content: str) -> str:
 def present_entries(edit: FileEdit, original: str) -> list[str]:
     """Human names of our entries present in ``original`` (for ``status``)."""
     if edit.format == "file":
-        return ["unit file"]
+        return [edit.summary or "unit file"]
     if edit.format == "text-block":
         return ["managed block"] if _block_span(original) is not None else []
     doc = _Doc.load(edit, original)

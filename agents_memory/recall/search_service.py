@@ -8,6 +8,11 @@ only a caller whose :func:`~agents_memory.recall.search_wire.search_identity` is
 database, user, device, model); anything else is refused and the caller searches itself.
 The embedding backend is made on the first search with words and closed after
 :data:`EMBEDDER_IDLE_SEC` without one, so an idle daemon holds no model.
+
+Searches run concurrently (the socket serves on several threads), each on a connection of its
+own (:class:`~agents_memory.recall.connections.Connections`); the one backend is shared, its
+calls serialised by a lock that a per-prompt hook waits on only briefly
+(:meth:`SearchService.prompt_vector`).
 """
 
 from __future__ import annotations
@@ -20,10 +25,9 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import psycopg
-
 from agents_memory.config import Settings
 from agents_memory.errors import SearchArgumentError, SearchRefused, UnknownProjectError
+from agents_memory.recall.connections import Connections
 from agents_memory.recall.search import (
     QueryVector,
     failed_note,
@@ -33,7 +37,6 @@ from agents_memory.recall.search import (
 )
 from agents_memory.recall.search_request import SearchRequest
 from agents_memory.recall.search_wire import search_identity
-from agents_memory.store import database
 from agents_memory.store.projects import resolve_project
 
 if TYPE_CHECKING:
@@ -43,18 +46,22 @@ log = logging.getLogger(__name__)
 
 EMBEDDER_IDLE_SEC = 600.0
 """A backend unused this long is closed (the next search with words makes it again)."""
+PROMPT_EMBED_WAIT_SEC = 0.05
+"""How long a per-prompt hook waits for the backend another request is using before it
+searches full-text only (its whole budget is 300 ms)."""
 
 
 class SearchService:
-    """Searches for the daemon's socket, one at a time, on a connection of their own (no
-    statement timeout: a search may take longer than a brief)."""
+    """Searches for the daemon's socket, concurrently, on connections of their own (no
+    statement timeout: a search may take longer than a brief), and the query vectors of the
+    per-prompt hook."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._conn: psycopg.Connection[Any] | None = None
+        self.connections = Connections(settings, statement_timeout_ms=None)
         self._embedder: Embedder | None = None
         self._used_at = 0.0
-        self._lock = threading.Lock()  # the daemon's loop ticks while the socket's thread serves
+        self._lock = threading.Lock()  # the backend: made, used and closed by one at a time
 
     def answer(self, request: dict[str, Any]) -> str:
         """The answer (JSON) to one search request: its result, or ``{"refused": message}``
@@ -75,8 +82,7 @@ class SearchService:
         except SearchArgumentError as exc:
             return json.dumps({"refused": str(exc)}, ensure_ascii=False)
         notes: list[str] = []
-        with self._lock:
-            conn = self._connection()
+        with self.connections.borrow() as (conn, _user_id):
             try:
                 if asked.filters.p_tag:
                     resolve_project(conn, asked.filters.p_tag)
@@ -84,46 +90,48 @@ class SearchService:
                 result = search_on(conn, self.settings, asked, vector, on_note=notes.append)
             except UnknownProjectError as exc:
                 return json.dumps({"refused": str(exc)}, ensure_ascii=False)
-            finally:
-                conn.rollback()
         return json.dumps({"notes": notes, "result": result.as_dict()}, ensure_ascii=False)
 
     def tick(self) -> None:
-        """Close a backend idle for :data:`EMBEDDER_IDLE_SEC`."""
-        with self._lock:
+        """Close a backend idle for :data:`EMBEDDER_IDLE_SEC` (one in use is not idle: the
+        daemon's loop never waits for it)."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
             if self._embedder is not None and time.monotonic() - self._used_at > EMBEDDER_IDLE_SEC:
                 self._close_embedder()
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         with self._lock:
             self._close_embedder()
-            self.drop()
+        self.connections.close()
 
-    def drop(self) -> None:
-        """Forget the connection (after a failure: the next search opens another)."""
-        if self._conn is not None:
-            with contextlib.suppress(psycopg.Error):
-                self._conn.close()
-        self._conn = None
+    def prompt_vector(self, text: str) -> QueryVector:
+        """``text``'s vector for a per-prompt hook: full-text only when the backend is busy
+        with another request for longer than :data:`PROMPT_EMBED_WAIT_SEC`."""
+        return self._vector(text, wait=PROMPT_EMBED_WAIT_SEC)
 
-    def _vector(self, text: str | None, more: tuple[str, ...] = ()) -> QueryVector:
+    def _vector(
+        self, text: str | None, more: tuple[str, ...] = (), *, wait: float = -1
+    ) -> QueryVector:
         if text is None or self.settings.embedding_backend == "none":
             return held_query_vector(self.settings, None, text)
-        self._used_at = time.monotonic()
-        if self._embedder is None:
-            try:
-                from agents_memory.embeddings import create_embedder
+        if not self._lock.acquire(timeout=wait):
+            return QueryVector(None, "the embedding backend is busy, full-text search only")
+        try:
+            self._used_at = time.monotonic()
+            if self._embedder is None:
+                try:
+                    from agents_memory.embeddings import create_embedder
 
-                self._embedder = create_embedder(self.settings)
-            except Exception as exc:  # any backend failure degrades to full-text, by design
-                return QueryVector(None, failed_note(exc))
-        return held_query_vector(self.settings, self._embedder, text, more)
-
-    def _connection(self) -> psycopg.Connection[Any]:
-        if self._conn is None or self._conn.closed:
-            db = database.locate_database(self.settings, start=False)
-            self._conn = database.connect(db, connect_timeout=5)
-        return self._conn
+                    self._embedder = create_embedder(self.settings)
+                except Exception as exc:  # any backend failure degrades to full-text, by design
+                    return QueryVector(None, failed_note(exc))
+            return held_query_vector(self.settings, self._embedder, text, more)
+        finally:
+            self._lock.release()
 
     def _close_embedder(self) -> None:
         embedder, self._embedder = self._embedder, None

@@ -3,10 +3,16 @@ stream socket (mode 0600), so the hook process needs no database driver and no s
 
 One request per connection: a JSON line ``{"platform": P, "event": {…client hook JSON…}}``;
 the answer is ``ok\\n<what the hook prints>`` (the brief in the client's envelope) or
-``err\\n``. A line with a ``search`` key is ``mcp-agents-memory search`` asking
+``err\\n``. A line ``{"prompt": {"platform": P, "event": {…}}}`` is the per-prompt hook
+asking (:mod:`agents_memory.recall.prompt_hook`; the answer is the same shape). A line with a
+``search`` key is ``mcp-agents-memory search`` asking
 (:mod:`agents_memory.recall.search_service`); its answer is ``ok\\n<JSON>`` or ``err\\n``.
-Served one at a time on a dedicated database connection; a failure answers ``err`` and the
-hook builds the brief (the command searches) itself.
+A failure answers ``err`` and the hook builds its output (the command searches) itself.
+
+Requests are served concurrently by at most :data:`WORKERS` threads, each on a database
+connection borrowed for the request (:class:`~agents_memory.recall.connections.Connections`),
+so a slow search never holds up a session-start or a per-prompt hook; up to :data:`QUEUED`
+more wait for a thread, and a connection beyond that is closed at once (the hook falls back).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import json
 import logging
 import socketserver
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +31,20 @@ import psycopg
 from agents_memory.adapters import names
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError, SearchRefused, first_line
+from agents_memory.recall.connections import Connections
+from agents_memory.recall.prompt_hook import prompt_output, switched_off
 from agents_memory.recall.search_service import SearchService
 from agents_memory.recall.session import hook_output
-from agents_memory.store import database
-from agents_memory.store.memories import ensure_user
 
 log = logging.getLogger(__name__)
 
 REQUEST_LIMIT = 256 * 1024
 POLL_SEC = 0.5
 """How often the serving loop looks for :meth:`BriefServer.close`."""
+WORKERS = 4
+"""Requests served at once (threads; each borrows a database connection)."""
+QUEUED = 16
+"""Requests waiting for a worker at most; one more is closed unanswered (the hook falls back)."""
 
 
 class BriefServer:
@@ -44,8 +55,8 @@ class BriefServer:
         self.path = path
         self._server: _UnixServer | None = None
         self._thread: threading.Thread | None = None
-        self._conn: psycopg.Connection[Any] | None = None
-        self._user_id: int | None = None
+        self._briefs = Connections(settings, statement_timeout_ms=settings.hook_timeout_ms)
+        self._prompts = Connections(settings, statement_timeout_ms=settings.prompt_hook_timeout_ms)
         self.searches = SearchService(settings)
 
     def start(self, stop: threading.Event) -> None:
@@ -73,30 +84,35 @@ class BriefServer:
         server, thread = self._server, self._thread
         if server is None or thread is None:
             return
-        server.shutdown()  # waits for the request being served, if any
+        server.shutdown()  # stops accepting
         thread.join()
-        server.server_close()
+        server.server_close()  # waits for the requests being served
         self.path.unlink(missing_ok=True)
         self._server = self._thread = None
-        self._drop()
+        self._briefs.close()
+        self._prompts.close()
         self.searches.close()
 
     def answer(self, line: bytes) -> bytes:
         """The answer to one request line: ``ok\n<hook output>`` or ``err\n``."""
+        what = "brief"
         try:
             request = json.loads(line)
             if isinstance(request, dict) and "search" in request:
                 return self._search(request)
+            if isinstance(request, dict) and "prompt" in request:
+                what, request = "prompt", request["prompt"]
             platform = request.get("platform")
             event = request.get("event") or {}
             if platform not in names() or not isinstance(event, dict):
                 return b"err\n"
-            brief = self._brief(platform, event)
+            output = (
+                self._prompt(platform, event) if what == "prompt" else self._brief(platform, event)
+            )
         except (OSError, ValueError, AttributeError, psycopg.Error, AgentsMemoryError) as exc:
-            log.warning("could not serve a brief: %s", first_line(exc))
-            self._drop()
+            log.warning("could not serve a %s: %s", what, first_line(exc))
             return b"err\n"
-        return b"ok\n" + brief.encode("utf-8")
+        return b"ok\n" + output.encode("utf-8")
 
     def _search(self, request: dict[str, Any]) -> bytes:
         try:
@@ -105,39 +121,63 @@ class BriefServer:
             return b"err\n"
         except (OSError, ValueError, psycopg.Error, AgentsMemoryError) as exc:
             log.warning("could not serve a search: %s", first_line(exc))
-            self.searches.drop()
             return b"err\n"
 
     def _brief(self, platform: str, event: dict[str, Any]) -> str:
-        if self._conn is None or self._conn.closed or self._user_id is None:
-            db = database.locate_database(self.settings, start=False)
-            self._conn = database.connect(
-                db, connect_timeout=5, statement_timeout_ms=self.settings.hook_timeout_ms
-            )
-            self._user_id = ensure_user(self._conn, self.settings.user_name)
-            self._conn.commit()
-        try:
-            return hook_output(self._conn, self.settings, self._user_id, platform, event)
-        finally:
-            self._conn.rollback()
+        with self._briefs.borrow() as (conn, user_id):
+            return hook_output(conn, self.settings, user_id, platform, event)
 
-    def _drop(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(psycopg.Error):
-                self._conn.close()
-        self._conn = None
+    def _prompt(self, platform: str, event: dict[str, Any]) -> str:
+        if switched_off(self.settings, platform, event):
+            return ""  # before borrowing a connection: off costs nothing
+        with self._prompts.borrow() as (conn, user_id):
+            return prompt_output(
+                conn,
+                self.settings,
+                user_id,
+                platform,
+                event,
+                vector=self.searches.prompt_vector,
+            )
 
 
 class _UnixServer(socketserver.UnixStreamServer):
-    """No threading mix-in: requests are served one at a time, so one database connection
-    serves them all. The socket is made 0600 before it listens."""
+    """Requests are served by a bounded pool of :data:`WORKERS` threads, :data:`QUEUED` more
+    wait; beyond that a connection is closed unanswered. The socket is made 0600 before it
+    listens."""
 
     request_queue_size = 16
 
     def __init__(self, path: Path, briefs: BriefServer) -> None:
         self.briefs = briefs
         self.path = path
+        self._workers = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="briefs")
+        self._slots = threading.BoundedSemaphore(WORKERS + QUEUED)
         super().__init__(str(path), _BriefRequest)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            log.warning("too many hook requests at once; one was turned away")
+            self.shutdown_request(request)
+            return
+        try:
+            self._workers.submit(self._serve, request, client_address)
+        except RuntimeError:  # shutting down
+            self._slots.release()
+            self.shutdown_request(request)
+
+    def _serve(self, request: Any, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+        finally:
+            self.shutdown_request(request)
+            self._slots.release()
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._workers.shutdown(wait=True)
 
     def server_bind(self) -> None:
         super().server_bind()

@@ -298,4 +298,6 @@ class Workspace:
             # brief and make the suite flaky. The budget itself is covered by unit tests.
             "HOOK_TIMEOUT_MS": "30000",
         }
+        if os.environ.get("PYTHONPATH"):  # a worktree's code, not the installed package's
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         return env | self.extra_env

@@ -45,7 +45,7 @@ def test_install_writes_entries_the_cli_accepts(session: Outcome) -> None:
     if session.cli.hooks:
         assert "memory-capture" in written, session.installed_configs
     if session.platform == "codex-cli":
-        assert "trusted 2 Codex hook(s)" in install.stdout, install.tail()
+        assert "trusted 3 Codex hook(s)" in install.stdout, install.tail()
     if session.platform == "hermes":  # through Hermes's own `hermes mcp add`
         assert "registered the MCP server with `hermes mcp add" in install.stdout, install.tail()
     for name in filter(None, [session.cli.brief_file]):

@@ -35,6 +35,10 @@ class FakeEmbeddingServer:
     dim: int
     fail_with: list[int] = field(default_factory=list)
     requests: list[Seen] = field(default_factory=list)
+    hold: threading.Event | None = None
+    """When given, every request waits (at most 60 s) until it is set: a backend held busy."""
+    arrived: threading.Event = field(default_factory=threading.Event)
+    """Set when a request has arrived (before any :attr:`hold`)."""
     _httpd: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
 
@@ -52,6 +56,9 @@ class FakeEmbeddingServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append(Seen(self.path, self.headers.get("Authorization"), body))
+                server.arrived.set()
+                if server.hold is not None:
+                    server.hold.wait(60)
                 if self.path != "/v1/embeddings":
                     self._answer(404, {"error": {"message": f"no route {self.path}"}})
                 elif server.fail_with:

@@ -43,11 +43,15 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def _hook(
-    env: dict[str, str], platform: str = "claude-code", event: dict[str, Any] | None = None
+    env: dict[str, str],
+    platform: str = "claude-code",
+    event: dict[str, Any] | None = None,
+    kind: str = "session-start",
 ) -> tuple[subprocess.CompletedProcess[str], float]:
+    """``memory-capture hook <kind>`` as a client runs it, and its wall time."""
     started = time.monotonic()
     result = subprocess.run(
-        [str(BIN / "memory-capture"), "hook", "session-start", "--platform", platform],
+        [str(BIN / "memory-capture"), "hook", kind, "--platform", platform],
         input=json.dumps(event or EVENT),
         env=env,
         capture_output=True,

@@ -122,7 +122,9 @@ FAKE_CODEX = '''\
 """Fake `codex app-server`: answers initialize and hooks/list from $CODEX_HOME like Codex."""
 import hashlib, json, os, sys, tomllib
 home = os.environ["CODEX_HOME"]
-labels = {{"SessionStart": "session_start", "Stop": "stop"}}
+labels = {{
+    "SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit", "Stop": "stop"
+}}
 def listing():
     path = os.path.join(home, "hooks.json")
     try:

@@ -199,7 +199,7 @@ def test_install_with_codex_on_path_trusts_the_hooks(home: Path, bin_dir: Path) 
     fake_codex(bin_dir)
     result = invoke(home, bin_dir, "install", "--platform", "codex-cli", "--yes")
     assert result.exit_code == 0, result.output
-    assert "codex-cli: trusted 2 Codex hook(s)" in result.output
+    assert "codex-cli: trusted 3 Codex hook(s)" in result.output
     assert "hooks.state" in (home / ".codex" / "config.toml").read_text("utf-8")
 
 

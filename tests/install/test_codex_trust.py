@@ -88,17 +88,18 @@ def test_install_trusts_our_hooks_through_codex_and_uninstall_forgets_them(
     report = make_installer(which=finds(codex)).run("install", ("codex-cli",))
     assert not report.errors
     notes = report.clients[0].notes
-    assert notes == ["trusted 2 Codex hook(s) (verified with `codex app-server`)"]
+    assert notes == ["trusted 3 Codex hook(s) (verified with `codex app-server`)"]
     hooks_json = home / ".codex" / "hooks.json"
     state = trust_state(home)
     assert set(state) == {
         "/elsewhere/hooks.json:stop:0:0",
         f"{hooks_json}:session_start:1:0",
+        f"{hooks_json}:user_prompt_submit:0:0",
         f"{hooks_json}:stop:0:0",
     }
     listed = lister(home / ".codex", home)
     mine = codex_trust.listed_ours(listed, hooks_json)
-    assert [h["trustStatus"] for h in mine] == ["trusted", "trusted"]
+    assert [h["trustStatus"] for h in mine] == ["trusted"] * 3
     assert "~/.codex/config.toml: hook trust" in installed_entries(home)["codex-cli"]
     config_text = (home / ".codex" / "config.toml").read_text("utf-8")
     assert "# Codex settings — hand edited" in config_text

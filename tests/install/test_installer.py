@@ -241,7 +241,7 @@ def test_reinstall_from_a_new_location_replaces_our_entries(
         for h in g["hooks"]
     ]
     ours = [c for c in commands if is_our_hook_command(c)]
-    assert len(ours) == 3 and all(c.startswith(str(tmp_path / "new")) for c in ours)
+    assert len(ours) == 4 and all(c.startswith(str(tmp_path / "new")) for c in ours)
     assert "/usr/local/bin/other start" in commands
     codex = load(home / ".codex" / "config.toml")
     assert codex["mcp_servers"]["mcp-agents-memory"]["command"] == str(moved.mcp_server)  # type: ignore[index]
@@ -320,6 +320,7 @@ def test_installed_entries_names_what_is_present(home: Path, make_installer) -> 
     entries = installed_entries(home)
     assert entries["claude-code"] == [
         "~/.claude/settings.json: SessionStart hook",
+        "~/.claude/settings.json: UserPromptSubmit hook",
         "~/.claude/settings.json: Stop hook",
         "~/.claude/settings.json: SessionEnd hook",
         "~/.claude.json: mcpServers.mcp-agents-memory",

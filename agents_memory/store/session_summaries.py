@@ -329,3 +329,15 @@ def summaries_of_sessions(
             (platforms, sessions, user_id),
         )
         return cur.fetchall()
+
+
+def exported_summary(
+    conn: psycopg.Connection[Any], platform: str, session_id: str
+) -> tuple[str, str] | None:
+    """``(title, summary)`` of a session for the Markdown export (whoever's it is)."""
+    row = conn.execute(
+        "SELECT title, summary FROM session_summaries WHERE agent_platform = %s"
+        " AND session_id = %s ORDER BY id LIMIT 1",
+        (platform, session_id),
+    ).fetchone()
+    return (str(row[0]), str(row[1])) if row else None

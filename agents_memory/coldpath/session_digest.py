@@ -218,6 +218,7 @@ def _outcome(turns: Sequence[DigestTurn]) -> str | None:
         said = [s for s in st.sentences(turn.text) if not st.is_progress(s)]
         if not said:
             continue
+        said = [s for s in said if not st.is_decision(s)] or said  # decisions have their line
         text = ""
         for sentence in said:
             if text and len(text) + len(sentence) > OUTCOME_CHARS:

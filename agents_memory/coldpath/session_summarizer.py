@@ -98,13 +98,14 @@ class SessionSummarizerJob(Job):
                 turns, actions = session_material(conn, ctx.user_id, state)
                 extractive = digest(turns, actions)
                 written: NewSessionSummary | None = None
-                if llm is not None and state.last_at < quiet_before:
+                quiet = state.last_at < quiet_before
+                if llm is not None and quiet:
                     written = llm_summary(llm, state, turns, actions, extractive)
                     if written is not None:
                         report.llm_calls += 1
-                if written is None:
+                if written is None:  # no LLM, no valid answer, or the session still going
                     report.heuristic += 1
-                    model = "draft" if llm is not None else "extractive"
+                    model = "draft" if llm is not None and not quiet else "extractive"
                     written = extractive_summary(turns, actions, extractive, model)
                 store.save_session_summary(conn, ctx.user_id, state, written)
         except Exception as exc:

@@ -196,7 +196,7 @@ def sentences(text: str) -> list[str]:
     out = []
     for piece in _SENTENCE.split(body):
         line = flat(piece)
-        if len(line) >= 12 and not line.startswith("$ "):
+        if len(line) >= 3 and not line.startswith("$ "):
             out.append(line)
     return out
 

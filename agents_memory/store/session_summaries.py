@@ -291,8 +291,8 @@ def recent_session_summaries(
     """The newest summaries: the project's (its git root, or its tag and aliases) first,
     then, unless ``same_project_only``, the others."""
     here = (
-        "((%(root)s::text IS NOT NULL AND s.git_root = %(root)s::text) OR"
-        " (%(project)s::text IS NOT NULL AND t.name = %(project)s::text))"
+        "coalesce((%(root)s::text IS NOT NULL AND s.git_root = %(root)s::text) OR"
+        " (%(project)s::text IS NOT NULL AND t.name = %(project)s::text), false)"
     )
     only = f" AND {here}" if same_project_only else ""
     with conn.cursor(row_factory=class_row(SessionSummaryRow)) as cur:

@@ -29,11 +29,21 @@ from agents_memory.coldpath.base import JobContext
 from agents_memory.coldpath.session_summarizer import SessionSummarizerJob
 from agents_memory.store.memories import ensure_user
 from agents_memory.store.search import SearchFilters, SearchTuning, search_memories
+from agents_memory.store.search.sessions import SessionFusion, session_hits
+from agents_memory.store.search.terms import query_terms
 from bench import common
 from bench.codeset.generate import generate, write
 from bench.codeset.model import Session
 
 TOP = 5
+VARIANTS = {
+    "default": SessionFusion(),
+    "text-only": SessionFusion(turn_weight=0.0),
+    "turns-only": SessionFusion(text_weight=0.0),
+    "turns-0.7": SessionFusion(turn_weight=0.7),
+    "equal": SessionFusion(turn_weight=1.0),
+    "k-30": SessionFusion(rrf_k=30.0),
+}
 _RULES = (
     (re.compile(r"Decision: we went with (.+?) over (.+?) for (.+?) because"),
      "the {project} session where we picked {0} for the {2}"),
@@ -86,33 +96,47 @@ def main() -> None:
                 f"summarised {report.processed} sessions in {took:.1f}s"
                 f" ({1000 * took / max(1, report.processed):.1f} ms each)"
             )
-            rows = {"tuning": [0, 0, 0], "heldout": [0, 0, 0]}
-            times = []
+            found: dict[str, dict[str, list[int]]] = {
+                v: {"tuning": [0, 0], "heldout": [0, 0]} for v in [*VARIANTS, "turn hits"]
+            }
+            times, arm_times = [], []
+            filters, tuning = SearchFilters(), SearchTuning()
             for session, text in asked:
                 started = time.perf_counter()
                 result = search_memories(
-                    conn,
-                    uid,
-                    query=text,
-                    query_vector=None,
-                    filters=SearchFilters(),
-                    tuning=SearchTuning(),
+                    conn, uid, query=text, query_vector=None, filters=filters, tuning=tuning
                 )
                 times.append(time.perf_counter() - started)
-                by_arm = [s.session_id for s in result.sessions][:TOP]
+                where = half(session.sid)
+                terms = query_terms(text)
+                for name, fusion in VARIANTS.items():
+                    started = time.perf_counter()
+                    hits = session_hits(conn, uid, terms, filters, None, result.hits, fusion=fusion)
+                    if name == "default":
+                        arm_times.append(time.perf_counter() - started)
+                    found[name][where][0] += 1
+                    found[name][where][1] += session.sid in [h.session_id for h in hits][:TOP]
                 by_turns = list(dict.fromkeys(h.session_id for h in result.hits))[:TOP]
-                row = rows[half(session.sid)]
-                row[0] += 1
-                row[1] += session.sid in by_arm
-                row[2] += session.sid in by_turns
-        lines = [
-            common.table(
-                ["half", "questions", f"session arm top-{TOP}", f"turn hits' sessions top-{TOP}"],
-                [[h, n, f"{a / n:.2f}", f"{b / n:.2f}"] for h, (n, a, b) in rows.items()],
-            )
+                found["turn hits"][where][0] += 1
+                found["turn hits"][where][1] += session.sid in by_turns
+        table = [
+            [
+                name,
+                f"{h['tuning'][1] / h['tuning'][0]:.2f}",
+                f"{h['heldout'][1] / h['heldout'][0]:.2f}",
+            ]
+            for name, h in found.items()
         ]
-        ms = common.summary_ms(times)
-        lines.append(f"search (turns + sessions) p50 {ms['p50']:.1f} ms, p95 {ms['p95']:.1f} ms")
+        lines = [
+            f"session in the top {TOP} (tuning {found['default']['tuning'][0]},"
+            f" held out {found['default']['heldout'][0]} questions)",
+            common.table(["ranking", "tuning", "held out"], table),
+        ]
+        ms, arm = common.summary_ms(times), common.summary_ms(arm_times)
+        lines.append(
+            f"search with the session arm p50 {ms['p50']:.1f} ms, p95 {ms['p95']:.1f} ms;"
+            f" the session arm alone p50 {arm['p50']:.1f} ms, p95 {arm['p95']:.1f} ms"
+        )
         print("\n".join(lines))
 
 

@@ -241,3 +241,25 @@ def test_with_an_llm_a_quiet_session_gets_its_written_summary_and_a_bad_answer_f
         server.replies = lambda _req: {"title": "t", "summary": "Outcome: written later."}
         summarise(conn, settings, uid, llm=llm, now=late[0] + timedelta(hours=2))
         assert all(v[2] == "llm" for v in summaries(conn).values())
+
+
+def test_search_memory_through_the_sdk_client_names_the_session(
+    make_settings: Any, db_url: str, conn: psycopg.Connection[Any], tmp_path: Path
+) -> None:
+    from agents_memory.recall.state import open_state
+    from agents_memory.server.app import create_server
+    from tests.server.mcpcall import call, ok
+
+    settings = make_settings(database_url=db_url, embedding_backend="none")
+    uid = capture(settings, tmp_path / "home", conn)
+    summarise(conn, settings, uid)
+    state = open_state(settings)
+    try:
+        server = create_server(settings, state)
+        query = {"query": "the session where the pydantic Field guide was saved", "limit": 5}
+        found = ok(call(server, "search_memory", query))
+    finally:
+        state.close()
+    assert found["sessions"][0]["session_id"] == PYDANTIC
+    assert found["sessions"][0]["title"].startswith("幫我查一下 golang文檔")
+    assert len(found["sessions"]) <= 5

@@ -115,6 +115,23 @@ def ingest(
     return out
 
 
+def summarise_sessions(db: common.BenchDB) -> None:
+    """Every session's summary, as the Cold Path's session summariser writes it (no LLM)."""
+    from agents_memory.coldpath.base import JobContext
+    from agents_memory.coldpath.session_summarizer import SessionSummarizerJob
+    from agents_memory.store.memories import ensure_user
+
+    settings = db.settings("coding")
+    with psycopg.connect(db.url("coding")) as conn:
+        uid = ensure_user(conn, settings.user_name)
+        conn.commit()
+        ctx = JobContext(conn, settings, uid, datetime.now(UTC), None, None, 100, drain=True)
+        started = time.perf_counter()
+        report = SessionSummarizerJob().run(ctx)
+        took = time.perf_counter() - started
+    print(f"summarised {report.processed} sessions in {took:.1f} s", flush=True)
+
+
 def run_queries(
     db: common.BenchDB, texts: list[str], qv: dict[str, Any], tuning: SearchTuning
 ) -> tuple[list[SearchResult], list[float]]:
@@ -230,6 +247,11 @@ def main() -> None:
     parser.add_argument("--dump", type=Path, help="write each hit's confidence inputs (JSONL)")
     parser.add_argument("--misses", action="store_true", help="print the tuning half's misses")
     parser.add_argument(
+        "--sessions",
+        action="store_true",
+        help="summarise every session first (the session arm then has summaries to rank)",
+    )
+    parser.add_argument(
         "--embedded-latency",
         action="store_true",
         help="also time each question with its query embedded (search_memory's whole work)",
@@ -256,6 +278,8 @@ def main() -> None:
     mcp_load = ""
     with common.bench_db() as db:
         key_of = ingest(db, cs, pv, args.cache, args.backend)
+        if args.sessions:
+            summarise_sessions(db)
         for name in args.variants.split(","):
             tuning = replace(SearchTuning(), **VARIANTS[name])
             questions = [q.text for q in cs.questions]

@@ -307,6 +307,12 @@ def _secret_lines(scan: SecretScan) -> list[str]:
         )
     for what, scanned, by_kind, unit in (
         ("summaries", scan.summaries_scanned, scan.summary_ids, "summary ids"),
+        (
+            "session summaries",
+            scan.session_summaries_scanned,
+            scan.session_summary_ids,
+            "session summary ids",
+        ),
         ("profiles", scan.profiles_scanned, scan.profile_user_ids, "user ids"),
         ("actions", scan.actions_scanned, scan.action_ids, "action ids"),
     ):

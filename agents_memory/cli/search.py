@@ -231,6 +231,11 @@ def _print_table(result: dict[str, Any], *, why: bool = False) -> None:
         cells.append(message)
         table.add_row(*(Text(cell) for cell in cells))
     console.print(table)
+    for found in result.get("sessions") or ():  # the sessions the query names
+        title = clip(" ".join(str(found["title"]).split()), TABLE_CHARS)[0]
+        when = datetime.fromisoformat(found["last_at"]).astimezone().strftime("%Y-%m-%d")
+        line = f"session {short_platform(found['agent_platform'])} {found['session_id']}"
+        console.print(f"{line} ({when}): {title}", highlight=False, markup=False)
 
 
 def _why(used: str, why: dict[str, Any], confidence: float | None = None) -> str:

@@ -48,6 +48,15 @@ user wrote in: what was worked on, decisions taken and why, open problems. Keep 
 and identifiers exact. No preamble. Assistant messages describe what an agent did or
 proposed, not facts about the user."""
 
+SESSION_SUMMARY_SYSTEM = """\
+You summarise one session between a user and an AI coding agent, for a list a person scans and
+for an agent that starts the next session. Return {"title", "summary"}.
+title: one line naming what the user asked for (at most 12 words, no trailing period).
+summary: 2-6 short lines, each starting with one of "Asked:", "Decided:", "Changed:", "Ran:",
+"Outcome:", "Open:" - only the lines that have something to say. Keep names, paths, commands
+and identifiers exact; write in the language the user wrote in. The "Known actions" are the
+agent's tool calls as recorded: trust them over the prose. No preamble, no invention."""
+
 DTAG_CLUSTER_SYSTEM = """\
 You group near-synonymous topic tags used in a user's conversations with AI coding agents.
 Return {"clusters": [{"canonical", "members", "recommendation", "rationale"}]}.

@@ -20,6 +20,7 @@ JOBS: tuple[tuple[str, str], ...] = (
     ("embedder", "agents_memory.coldpath.embedder:EmbedderJob"),
     ("librarian", "agents_memory.coldpath.librarian:LibrarianJob"),
     ("clusterer", "agents_memory.coldpath.clusterer:ClustererJob"),
+    ("sessions", "agents_memory.coldpath.session_summarizer:SessionSummarizerJob"),
     ("alias_promoter", "agents_memory.coldpath.alias_promoter:AliasPromoterJob"),
     ("search_stats", "agents_memory.coldpath.search_stats:SearchStatsJob"),
 )

@@ -62,6 +62,13 @@ class ClustererReply(Reply):
     summary: str = Field(min_length=1, max_length=4000)
 
 
+# --- session summariser (the clusterer's role: it writes summaries) ---------------------------
+class SessionSummaryReply(Reply):
+    title: str = Field(min_length=1, max_length=120)
+    """One line naming the session (what was asked)."""
+    summary: str = Field(min_length=1, max_length=1500)
+
+
 Recommendation = Literal["project", "generic", "unsure"]
 
 

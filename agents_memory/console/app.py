@@ -29,6 +29,7 @@ from agents_memory.console.pages import (
     knowledge,
     projects,
     search,
+    sessions,
     status,
     timeline,
     transfer,
@@ -43,7 +44,7 @@ STATIC = Path(__file__).parent / "static"
 
 
 def routes() -> list[BaseRoute]:
-    pages = (status, timeline, search, projects, knowledge, brief, forget, transfer)
+    pages = (status, timeline, search, sessions, projects, knowledge, brief, forget, transfer)
     found: list[BaseRoute] = [route for page in pages for route in page.ROUTES]
     found.append(Mount("/static", app=StaticFiles(directory=STATIC), name="static"))
     return found

@@ -97,6 +97,7 @@ NAV = (
     ("/", "Status", "s"),
     ("/timeline", "Timeline", "t"),
     ("/search", "Search", "f"),
+    ("/sessions", "Sessions", "n"),
     ("/projects", "Projects", "p"),
     ("/knowledge", "Knowledge", "k"),
     ("/brief", "Brief", "b"),

@@ -31,6 +31,7 @@ from agents_memory.ops.export_files import make_private_dir, open_private
 from agents_memory.recall.actions import action_line
 from agents_memory.store.actions import ActionRow
 from agents_memory.store.owner import bundle
+from agents_memory.store.session_summaries import exported_summary
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _BACKTICKS = re.compile(r"`+")
@@ -105,7 +106,7 @@ def _write_sessions(
                 if sink is not None:
                     sink.close()
                 current = key
-                sink = _open_session(root, key, turn, report.written)
+                sink = _open_session(conn, root, key, turn, report.written)
                 report.files += 1
             assert sink is not None
             sink.write(_turn_text(turn))
@@ -129,7 +130,11 @@ def _file_key(turn: dict[str, Any]) -> tuple[str, str]:
 
 
 def _open_session(
-    root: Path, key: tuple[str, str], first: dict[str, Any], written: set[Path]
+    conn: psycopg.Connection[Any],
+    root: Path,
+    key: tuple[str, str],
+    first: dict[str, Any],
+    written: set[Path],
 ) -> IO[str]:
     project = key[0]
     day = first["message_at"].astimezone().strftime("%Y-%m-%d")
@@ -143,6 +148,14 @@ def _open_session(
     written.add(path)
     if sink.tell() == 0:
         sink.write(heading + "\n")
+        summary = (
+            exported_summary(conn, first["agent_platform"], first["session_id"])
+            if first["session_id"]
+            else None
+        )
+        if summary is not None:
+            title, text = summary
+            sink.write(f"\n## Summary: {_inline(title)}\n\n{text}\n")
     return sink
 
 

@@ -25,6 +25,7 @@ from typing import Any, Final
 import psycopg
 
 from agents_memory.adapters import platform_filter
+from agents_memory.coldpath.session_summarizer import rebuild_session_summary
 from agents_memory.coldpath.text import Turn, extractive_summary
 from agents_memory.config import Settings
 from agents_memory.errors import AdapterError, OwnerRequestError
@@ -89,6 +90,10 @@ class ForgetReport:
     again."""
     actions: int = 0
     """Actions (tool calls) of the forgotten turns and sessions, deleted and tombstoned."""
+    session_summaries_rebuilt: int = 0
+    session_summaries_dropped: int = 0
+    """Summaries of the sessions the forgotten turns were in: written again from the turns
+    left, or dropped with the session's last turn."""
 
     @property
     def profile_rebuild(self) -> bool:
@@ -210,11 +215,19 @@ def apply_forget(
         counts = forget_store.forget_memories(conn, user_id, plan.ids)
         for stale in counts.derived.stale_summaries:
             _rebuild_summary(conn, stale, settings.clusterer_summary_max_chars)
+        rebuilt = [
+            rebuild_session_summary(conn, owner, platform, session)
+            for owner, platform, session in counts.derived.stale_sessions
+        ]
     conn.commit()
     if counts.rows:
         settle_search_words(conn)
         conn.commit()
-    return ForgetReport.of(counts)
+    return replace(
+        ForgetReport.of(counts),
+        session_summaries_rebuilt=sum(rebuilt),
+        session_summaries_dropped=len(rebuilt) - sum(rebuilt),
+    )
 
 
 def describe(report: ForgetReport) -> list[str]:
@@ -229,6 +242,11 @@ def describe(report: ForgetReport) -> list[str]:
         lines.append(
             f"summaries: {report.summaries_dropped} dropped, {report.summaries_rebuilt} "
             "rebuilt from what is left (the background worker writes them again)"
+        )
+    if report.session_summaries_rebuilt or report.session_summaries_dropped:
+        lines.append(
+            f"session summaries: {report.session_summaries_rebuilt} written again from the turns"
+            f" left, {report.session_summaries_dropped} dropped with their sessions"
         )
     if report.profile_rebuild:
         fields = " and ".join(f.replace("_", " ") for f in report.profile_fields_dropped)

@@ -3,10 +3,10 @@
 The CLI (``mcp-agents-memory doctor --secrets [--fix]``) and the web console call these:
 
 * :func:`scan_secrets` reads every place memory text lives (messages, raw texts, edit history,
-  tag summaries, profiles and their history, the actions' commands, targets and excerpts) and
-  asks the redactor and the independent second
-  opinion (:mod:`agents_memory.admission.scrub`) about each; it reports ``detector:kind`` and
-  ids, never a value.
+  tag summaries, session summaries, profiles and their history, the actions' commands,
+  targets and excerpts) and asks the redactor and the independent second opinion
+  (:mod:`agents_memory.admission.scrub`) about each; it reports ``detector:kind`` and ids,
+  never a value.
 * :func:`fix_secrets` rewrites what a scan found with
   :func:`~agents_memory.admission.admit.rescrubbed` through
   :func:`agents_memory.store.owner.rewrite.rewrite_texts` (one transaction, vectors re-queued; what
@@ -34,6 +34,7 @@ from agents_memory.store.owner.rewrite import (
     memory_texts,
     profile_texts,
     rewrite_texts,
+    session_summary_texts,
     summary_texts,
 )
 from agents_memory.store.owner.rewrite_actions import action_texts, rewrite_actions
@@ -73,6 +74,10 @@ def scan_secrets(conn: psycopg.Connection[Any], *, max_ids: int = MAX_EXAMPLE_ID
         scan.summaries_scanned += 1
         for kind in sorted(_kinds([summary])):
             scan.summary_ids.setdefault(kind, []).append(summary_id)
+    for session_summary_id, texts in session_summary_texts(conn):
+        scan.session_summaries_scanned += 1
+        for kind in sorted(_kinds(texts)):
+            scan.session_summary_ids.setdefault(kind, []).append(session_summary_id)
     for user_id, texts in profile_texts(conn):
         scan.profiles_scanned += 1
         for kind in sorted(_kinds(texts)):
@@ -93,6 +98,9 @@ def fix_secrets(conn: psycopg.Connection[Any], scan: SecretScan, *, dry_run: boo
             memory_ids=scan.memory_ids,
             summary_ids=sorted({i for ids in scan.summary_ids.values() for i in ids}),
             user_ids=sorted({i for ids in scan.profile_user_ids.values() for i in ids}),
+            session_summary_ids=sorted(
+                {i for ids in scan.session_summary_ids.values() for i in ids}
+            ),
             dry_run=dry_run,
         )
         action_ids = sorted({i for ids in scan.action_ids.values() for i in ids})

@@ -3,13 +3,14 @@
 It starts with :data:`BRIEF_MARKER` so its echo in a transcript is never captured, then the
 open task pins addressed to this agent, then recent work: the files the agents' actions
 touched most and the last failing command (:mod:`.brief_work`; two short lines, first so a
-compact brief keeps them). Inside a project (the session's cwd is in a git repository) this
-project comes next: its recent turns of the short-term window (this agent's platform and model
-by default), then other agents' turns in it. Then core profile, pinned, live fact slots, sub
-profile, active projects, recent turns elsewhere, older history as tag summaries (no "(no
-project)" group inside a project), pending tag questions, search hints. Outside a project,
-after recent work, the order is the JS original's: profile and pins, active projects, recent
-turns, older history, questions, hints.
+compact brief keeps them), and the last sessions, a line each from their summaries
+(:mod:`.sessions`; this project's first). Inside a project (the session's cwd is in a git
+repository) this project comes next: its recent turns of the short-term window (this agent's
+platform and model by default), then other agents' turns in it. Then core profile, pinned,
+live fact slots, sub profile, active projects, recent turns elsewhere, older history as tag
+summaries (no "(no project)" group inside a project), pending tag questions, search hints.
+Outside a project, after recent work, the order is the JS original's: profile and pins,
+active projects, recent turns, older history, questions, hints.
 
 ``full`` is what ``memory_startup`` returns; ``compact`` fits a character budget (the MCP
 ``instructions`` field, hook injections) by shortening previews and dropping the least
@@ -28,6 +29,7 @@ from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.config import Settings
 from agents_memory.gitinfo import git_info
 from agents_memory.recall.brief_work import work_lines
+from agents_memory.recall.sessions import brief_session_lines
 from agents_memory.store.capture.pause import active_pauses, pause_sentence
 from agents_memory.store.knowledge import get_profiles
 from agents_memory.store.recall import briefdata, pins, slots
@@ -192,6 +194,7 @@ def gather_sections(
         _header(g, profiles.user_name),
         *_task_pins(g),
         *_recent_work(g),
+        *_recent_sessions(g),
         *_this_project(g),
         *_teammates(g),
         *_profile_and_pins(g, profiles.core_profile, profiles.sub_profile),
@@ -331,6 +334,19 @@ def _recent_work(g: _Gathering) -> list[Section]:
         return []
     name = _project_name(g)
     return [Section(f"## Recent work in {name}" if name else "## Recent work", lines)]
+
+
+def _recent_sessions(g: _Gathering) -> list[Section]:
+    """The last sessions, one line each (their summaries' titles and outcomes): this
+    project's first."""
+    project = _project_name(g) if g.root else None
+    lines = brief_session_lines(
+        g.conn, g.user_id, git_root=g.root, project=project, compact=g.compact
+    )
+    if not lines:
+        return []
+    title = f"## Recent sessions in {project}" if project else "## Recent sessions"
+    return [Section(title, lines)]
 
 
 def _by_agent(turn: BriefTurn, platform: str | None, model: str | None) -> bool:

@@ -146,10 +146,19 @@ class SecretScan:
     actions_scanned: int = 0
     action_ids: dict[str, list[int]] = field(default_factory=dict)
     """Kind -> action ids whose command, targets or excerpt hold it."""
+    session_summaries_scanned: int = 0
+    session_summary_ids: dict[str, list[int]] = field(default_factory=dict)
+    """Kind -> session summary ids whose title, summary or search words hold it."""
 
     @property
     def found(self) -> bool:
-        return bool(self.memory_ids or self.summary_ids or self.profile_user_ids or self.action_ids)
+        return bool(
+            self.memory_ids
+            or self.summary_ids
+            or self.profile_user_ids
+            or self.action_ids
+            or self.session_summary_ids
+        )
 
 
 def rows_per_platform(

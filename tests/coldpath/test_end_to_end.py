@@ -77,6 +77,9 @@ def answer(request: ChatRequest) -> Any:
         return {"p_tag": NOTES, "d_tag": fake_dtags(message)}
     if "core_profile" in properties:
         return {"core_profile": None, "sub_profile": SUB}  # null = keep the core profile
+    if "title" in properties:  # a session's summary: its first line, echoed
+        first = request.user.split("\n\n", 1)[1].splitlines()[0]
+        return {"title": "Session", "summary": "Outcome: " + first[:200]}
     if "summary" in properties:
         found = re.match(r"Project: (.*)\nPeriod: from (\S+), (\d+) turns", request.user)
         assert found is not None, request.user[:300]
@@ -195,7 +198,8 @@ def run_coldpath(
     print(f"coldpath --once took {time.monotonic() - t0:.1f} s")
     reported = [line.split(":", 1)[0] for line in proc.stdout.splitlines()]
     assert reported == [
-        "tagger", "embedder", "librarian", "clusterer", "alias_promoter", "search_stats",
+        "tagger", "embedder", "librarian", "clusterer", "sessions", "alias_promoter",
+        "search_stats",
     ]  # fmt: skip
     return proc
 

@@ -367,6 +367,7 @@ def test_registry_lists_the_jobs_in_tick_order() -> None:
         "embedder",
         "librarian",
         "clusterer",
+        "sessions",
         "alias_promoter",
         "search_stats",
     ]

@@ -39,6 +39,7 @@ PAGES: dict[str, tuple[str, ...]] = {
         "include_archived",
     ),
     "/session": ("platform", "id", "turn"),
+    "/sessions": ("project", "page"),
     "/projects": ("notice",),
     "/knowledge": ("notice",),
     "/brief": ("platform", "project", "model", "prompt", "cwd"),

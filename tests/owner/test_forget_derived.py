@@ -53,6 +53,9 @@ def answer(request: ChatRequest) -> Any:
         )
         said = [w for w in _words(shown) if w not in {"current", "core", "profile", "empty"}]
         return {"core_profile": "Talks about " + " ".join(said), "sub_profile": None}
+    if "title" in properties:  # a session's summary: the words of its turns
+        turns = request.user.split("\n\n", 1)[1]
+        return {"title": "Session", "summary": "Covered: " + " ".join(_words(turns))[:1400]}
     if "summary" in properties:
         return {"summary": "Covered: " + " ".join(_words(request.user.split("turns", 1)[1]))}
     return schema_example(request.schema)
@@ -156,7 +159,7 @@ def test_a_forgotten_turn_is_nowhere_afterwards_and_the_profile_is_built_again_f
         assert core is not None and WORD in core and sub == SUB
         before = _places_holding(conn, WORD)
         assert set(before) == {
-            *("memory", "users", "profile_history", "tag_summaries"),
+            *("memory", "users", "profile_history", "tag_summaries", "session_summaries"),
             "project_tag_new_suggestions",  # the name the tagger proposed from those turns
             *("search_lexemes", "pg_stats"),  # a small pool: every word is "common"
         }, before
@@ -169,6 +172,7 @@ def test_a_forgotten_turn_is_nowhere_afterwards_and_the_profile_is_built_again_f
         assert forgot.returncode == 0, forgot.stderr
         assert "summaries: 1 dropped, 1 rebuilt" in forgot.stdout
         assert "profile: core profile built from forgotten turns emptied" in forgot.stdout
+        assert "session summaries: 0 written again from the turns left, 1 dropped" in forgot.stdout
         # At once, before any Cold Path pass: the word is gone, the owner's own words stay.
         assert _places_holding(conn, WORD) == []
         assert _profiles(conn) == (None, SUB)

@@ -20,9 +20,11 @@ from agents_memory.console.forms import text
 from agents_memory.errors import SearchArgumentError, UnknownProjectError
 from agents_memory.recall.search import QueryVector, embed_query, prepare_search, search_user
 from agents_memory.recall.search_request import SearchRequest
+from agents_memory.recall.sessions import session_summary
 from agents_memory.store.owner import console as console_store
 from agents_memory.store.owner.console import ConsoleTurn, CoveringSummary
 from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
+from agents_memory.store.session_summaries import SessionSummaryRow
 
 FIELDS = ("q", "project", "since", "until", "role", "platform", "device_scope", "limit")
 
@@ -138,17 +140,21 @@ async def session_page(request: Request) -> Response:
     platform, session_id = text(request.query_params, "platform"), text(request.query_params, "id")
     single = text(request.query_params, "turn")
 
-    def load(conn: psycopg.Connection[Any]) -> tuple[list[ConsoleTurn], list[CoveringSummary]]:
+    def load(
+        conn: psycopg.Connection[Any],
+    ) -> tuple[list[ConsoleTurn], list[CoveringSummary], SessionSummaryRow | None]:
+        own = None
         if platform and session_id:
             rows = console_store.session_turns(conn, console.user_id, platform, session_id)
+            own = session_summary(conn, console.user_id, platform, session_id)
         elif single and single.isdigit():
             rows = console_store.single_turn(conn, console.user_id, int(single))
         else:
             rows = []
         ids = [r.id for r in rows]
-        return rows, console_store.summaries_covering(conn, console.user_id, ids)
+        return rows, console_store.summaries_covering(conn, console.user_id, ids), own
 
-    rows, summaries = await console.read(load)
+    rows, summaries, own = await console.read(load)
     if not rows:
         return console.render(request, "gone.html", status_code=404, memory_id=None)
     projects = sorted({r.project for r in rows if r.project})
@@ -161,6 +167,7 @@ async def session_page(request: Request) -> Response:
         count=len(rows),
         projects=projects,
         summaries=summaries,
+        session_summary=own,
         first=rows[0],
         last=rows[-1],
     )

@@ -54,6 +54,22 @@ class SearchHitOut(BaseModel):
     why: dict[str, Any] = {}
 
 
+class SessionHitOut(BaseModel):
+    """A session the query names: its summary (``read_memory`` with its ``session_id`` reads
+    its turns)."""
+
+    agent_platform: str
+    session_id: str
+    title: str
+    summary: str
+    project: str | None = None
+    git_root: str | None = None
+    started_at: str
+    last_at: str
+    turns: int
+    score: float
+
+
 class SearchOutput(BaseModel):
     # Compact (the default): count, hits (one line each) and next; weak and note when nothing
     # matched well. Full (detail="full"): every field but hits.
@@ -67,6 +83,7 @@ class SearchOutput(BaseModel):
     vector_used: bool = False
     weak: bool = False
     results: list[SearchHitOut] = []
+    sessions: list[SessionHitOut] = []
     next: str | None = None
 
 

@@ -74,6 +74,7 @@ ALTER TABLE action_tombstones ENABLE ROW LEVEL SECURITY;
 ALTER TABLE project_shares ENABLE ROW LEVEL SECURITY;
 ALTER TABLE hidden_memories ENABLE ROW LEVEL SECURITY;
 ALTER TABLE prompt_recalls ENABLE ROW LEVEL SECURITY;
+ALTER TABLE session_summaries ENABLE ROW LEVEL SECURITY;
 
 -- users: one's own row only (profiles are private); a teammate's name, which results carry,
 -- comes from am_person_names().
@@ -96,7 +97,8 @@ BEGIN
     FOREACH owned IN ARRAY ARRAY['memory', 'profile_history', 'project_tag_alias_suggestions',
                                  'project_tag_new_suggestions', 'tag_summaries',
                                  'task_pin_events', 'actions', 'action_tombstones',
-                                 'project_shares', 'hidden_memories', 'prompt_recalls']
+                                 'project_shares', 'hidden_memories', 'prompt_recalls',
+                                 'session_summaries']
     LOOP
         EXECUTE format('DROP POLICY IF EXISTS own_rows ON %I', owned);
         EXECUTE format(
@@ -118,6 +120,10 @@ CREATE POLICY team_read ON actions FOR SELECT
     USING ((SELECT am_me()) IS NOT NULL AND memory_id IN (SELECT id FROM memory));
 DROP POLICY IF EXISTS team_read ON tag_summaries;
 CREATE POLICY team_read ON tag_summaries FOR SELECT
+    USING ((SELECT am_me()) IS NOT NULL
+           AND (user_id, p_tag_id) IN (SELECT owner_id, tag_id FROM am_shared_pairs()));
+DROP POLICY IF EXISTS team_read ON session_summaries;
+CREATE POLICY team_read ON session_summaries FOR SELECT
     USING ((SELECT am_me()) IS NOT NULL
            AND (user_id, p_tag_id) IN (SELECT owner_id, tag_id FROM am_shared_pairs()));
 -- Who shares what is visible to the team (it decides what they see).

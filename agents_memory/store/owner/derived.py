@@ -68,6 +68,10 @@ class DerivedOutcome:
     """Tag suggestions whose evidence or rationale changed."""
     embeddings_cleared: int = 0
     """Vectors dropped so the embedder makes them again (0 on a dry run: not known then)."""
+    stale_sessions: list[tuple[int, str, str]] = field(default_factory=list)
+    """Sessions (user, platform, session id) whose summary was made from gone rows: marked
+    stale; the caller writes it again from the turns left (or drops it)."""
+    session_summaries_rewritten: int = 0
 
     @property
     def profile_rebuild(self) -> bool:
@@ -82,12 +86,14 @@ def update_derived(
     changed_ids: Sequence[int] | None = None,
     summary_ids: Sequence[int] = (),
     user_ids: Sequence[int] = (),
+    session_summary_ids: Sequence[int] = (),
     dry_run: bool = False,
 ) -> DerivedOutcome:
     """Deal with the text built from rows ``memory_ids`` (still present): rewritten with
     ``rewrite``, or gone when it is ``None``. ``changed_ids``: the rows whose message changed
     (their vectors go; default all of ``memory_ids``); ``summary_ids`` and ``user_ids``: more
-    summaries and users' profiles to rewrite."""
+    summaries and users' profiles to rewrite; ``session_summary_ids``: more session summaries
+    to rewrite (besides those of the rows' sessions)."""
     ids = sorted(set(memory_ids))
     changed = ids if changed_ids is None else sorted(set(changed_ids))
     outcome = DerivedOutcome()
@@ -100,6 +106,7 @@ def update_derived(
     lock = "" if dry_run else " FOR UPDATE"
     if rewrite is None:
         _summaries_gone(conn, ids, outcome)
+        outcome.stale_sessions = session_summaries_of(conn, ids, mark_stale=True)
         outcome.suggestions = _suggestions_gone(conn, ids)
         for owner in owners:
             dropped, removed = drop_profiles_built_from(conn, owner, ids)
@@ -119,6 +126,9 @@ def update_derived(
             conn, rewrite, sorted({*owners, *user_ids}), lock, dry_run
         )
         outcome.suggestions = _rewrite_rationales(conn, rewrite, ids, lock, dry_run)
+        outcome.session_summaries_rewritten = rewrite_session_summaries(
+            conn, rewrite, ids, session_summary_ids, lock, dry_run
+        )
     if not dry_run:
         outcome.embeddings_cleared = _clear_vectors(conn, changed, own=rewrite is not None)
     return outcome
@@ -165,6 +175,62 @@ def _rewrite_summaries(
     if updates and not dry_run:
         with conn.cursor() as cur:
             cur.executemany("UPDATE tag_summaries SET summary = %s WHERE id = %s", updates)
+    return len(updates)
+
+
+# --- session summaries ---------------------------------------------------------------------
+_SESSIONS_OF = (
+    "FROM session_summaries s WHERE EXISTS (SELECT 1 FROM memory m WHERE m.id = ANY(%s)"
+    " AND m.user_id = s.user_id AND m.agent_platform = s.agent_platform"
+    " AND m.session_id = s.session_id)"
+)
+
+
+def session_summaries_of(
+    conn: psycopg.Connection[Any], ids: list[int], *, mark_stale: bool
+) -> list[tuple[int, str, str]]:
+    """The sessions (user, platform, session id) of rows ``ids`` that have a summary; with
+    ``mark_stale`` their summaries are marked stale."""
+    if mark_stale:
+        rows = conn.execute(
+            "UPDATE session_summaries SET stale = true WHERE id IN (SELECT s.id "
+            + _SESSIONS_OF
+            + ") RETURNING user_id, agent_platform, session_id",
+            (ids,),
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            "SELECT s.user_id, s.agent_platform, s.session_id " + _SESSIONS_OF, (ids,)
+        ).fetchall()
+    return sorted((int(r[0]), str(r[1]), str(r[2])) for r in rows)
+
+
+def rewrite_session_summaries(
+    conn: psycopg.Connection[Any],
+    rewrite: TextRewrite,
+    ids: list[int],
+    summary_ids: Sequence[int],
+    lock: str,
+    dry_run: bool,
+) -> int:
+    """``rewrite`` applied to the title, summary and search words of the summaries of the
+    rows' sessions (and of ``summary_ids``); how many changed."""
+    rows = conn.execute(
+        "SELECT s.id, s.title, s.summary, s.terms " + _SESSIONS_OF + " OR s.id = ANY(%s)"
+        " ORDER BY s.id" + lock,
+        (ids, list(summary_ids)),
+    ).fetchall()
+    updates = []
+    for summary_id, *texts in rows:
+        new = [rewrite(text) for text in texts]
+        if new != texts:
+            updates.append((*new, int(summary_id)))
+    if updates and not dry_run:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE session_summaries SET title = %s, summary = %s, terms = %s WHERE id = %s",
+                updates,
+            )
     return len(updates)
 
 

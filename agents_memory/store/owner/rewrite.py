@@ -105,6 +105,23 @@ def summary_texts(conn: psycopg.Connection[Any], *, batch: int = 500) -> Iterato
         last = int(rows[-1][0])
 
 
+def session_summary_texts(
+    conn: psycopg.Connection[Any], *, batch: int = 500
+) -> Iterator[tuple[int, list[str]]]:
+    """``(session summary id, [title, summary, search words])`` for every session summary."""
+    last = 0
+    while True:
+        rows = conn.execute(
+            "SELECT id, title, summary, terms FROM session_summaries WHERE id > %s"
+            " ORDER BY id LIMIT %s",
+            (last, batch),
+        ).fetchall()
+        yield from ((int(r[0]), [str(r[1]), str(r[2]), str(r[3])]) for r in rows)
+        if len(rows) < batch:
+            return
+        last = int(rows[-1][0])
+
+
 def profile_texts(conn: psycopg.Connection[Any]) -> Iterator[tuple[int, list[str]]]:
     """``(user id, [core profile, sub profile, history values…])`` for every user."""
     rows = conn.execute(
@@ -125,10 +142,12 @@ def rewrite_texts(
     memory_ids: Sequence[int],
     summary_ids: Sequence[int] = (),
     user_ids: Sequence[int] = (),
+    session_summary_ids: Sequence[int] = (),
     dry_run: bool = False,
 ) -> RewriteCounts:
     """Apply ``rewrite`` to every text of rows ``memory_ids``: message, raw text, history, the
-    tag summaries made from them (plus ``summary_ids``), and the profiles and profile history
+    tag summaries made from them (plus ``summary_ids``), the summaries of their sessions (plus
+    ``session_summary_ids``), and the profiles and profile history
     of their users (plus ``user_ids``); in one transaction, writing only texts that change.
 
     ``dry_run``: count what would change and write nothing."""
@@ -144,6 +163,7 @@ def rewrite_texts(
             changed_ids=messages,
             summary_ids=summary_ids,
             user_ids=user_ids,
+            session_summary_ids=session_summary_ids,
             dry_run=dry_run,
         )
     touched = sorted(set(messages) | set(raws) | set(history_ids))
@@ -152,7 +172,7 @@ def rewrite_texts(
         messages=len(messages),
         raw_messages=len(raws),
         history_entries=sum(history_ids.values()),
-        summaries=derived.summaries_rewritten,
+        summaries=derived.summaries_rewritten + derived.session_summaries_rewritten,
         profile_texts=derived.profile_texts,
         profile_history_entries=derived.profile_history_entries,
         embeddings_cleared=derived.embeddings_cleared,

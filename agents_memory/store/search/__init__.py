@@ -32,6 +32,7 @@ from agents_memory.store.search.types import (
     SearchHit,
     SearchResult,
     SearchTuning,
+    SessionHit,
 )
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ __all__ = [
     "SearchHit",
     "SearchResult",
     "SearchTuning",
+    "SessionHit",
     "find_user_id",
     "search_memories",
 ]

@@ -4,6 +4,7 @@ ILIKE fallback when both of its arms are weak."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from agents_memory.store.search.confidence import assess
 from agents_memory.store.search.fallback import ilike, recency
 from agents_memory.store.search.hybrid import Hybrid, prepare_session, run_hybrid
 from agents_memory.store.search.scope import TagFilter, resolve_p_tag
+from agents_memory.store.search.sessions import session_hits
 from agents_memory.store.search.terms import ParsedQuery, parse_query
 from agents_memory.store.search.types import SearchFilters, SearchHit, SearchResult, SearchTuning
 
@@ -38,7 +40,11 @@ def search_memories(
             hits = recency(conn, user_id, filters, tag)
             return SearchResult(used="recency", hits=hits, p_tag=tag.name if tag else None)
         parsed = parse_query(query, tuning.date_slack_days)
-        return _ranked(conn, user_id, parsed, query_vector, filters, tag, tuning)
+        result = _ranked(conn, user_id, parsed, query_vector, filters, tag, tuning)
+        if filters.role is not None:
+            return result
+        found = session_hits(conn, user_id, parsed.terms, filters, tag, result.hits)
+        return replace(result, sessions=found)
 
 
 def _unknown_tag(p_tag: str) -> SearchResult:

@@ -262,6 +262,43 @@ class SearchHit:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionHit:
+    """A session the query names (its summary, :mod:`~agents_memory.store.search.sessions`)."""
+
+    agent_platform: str
+    session_id: str
+    title: str
+    summary: str
+    project: str | None
+    git_root: str | None
+    started_at: datetime
+    last_at: datetime
+    turns: int
+    score: float
+    text_rank: int | None = None
+    """Its summary's place in the full-text ranking of summaries (``None``: not there)."""
+    turn_rank: int | None = None
+    """The place of its best turn's session among the turn hits' sessions."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "agent_platform": self.agent_platform,
+            "session_id": self.session_id,
+            "title": self.title,
+            "summary": clip(self.summary, SESSION_SUMMARY_MAX_CHARS)[0],
+            "project": self.project,
+            "git_root": self.git_root,
+            "started_at": self.started_at.isoformat(),
+            "last_at": self.last_at.isoformat(),
+            "turns": self.turns,
+            "score": self.score,
+        }
+
+
+SESSION_SUMMARY_MAX_CHARS = 1_500
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResult:
     used: Used
     hits: tuple[SearchHit, ...] = ()
@@ -275,6 +312,8 @@ class SearchResult:
     """Whether the vector arm ran (pgvector present and a query vector given)."""
     weak: bool = False
     """Whether the best hit is weak (nothing in memory matches the query well)."""
+    sessions: tuple[SessionHit, ...] = ()
+    """The sessions the query names, best first (their summaries; none without a query)."""
 
     @property
     def count(self) -> int:
@@ -292,6 +331,7 @@ class SearchResult:
             "vector_used": self.vector_used,
             "weak": self.weak,
             "results": [_hit_dict(h) for h in self.hits],
+            "sessions": [s.as_dict() for s in self.sessions],
         }
 
 

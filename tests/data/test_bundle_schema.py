@@ -58,7 +58,7 @@ NOT_EXPORTED: Final[dict[str, str]] = {
     "coldpath_runs": "the Cold Path jobs' last runs (bookkeeping)",
     "llm_usage": "today's LLM spend (bookkeeping)",
     "search_lexemes": "word statistics the Cold Path derives again from the rows",
-    "session_summaries": "derived from a session's turns: the Cold Path writes them again after an import",
+    "session_summaries": "derived from a session's turns: the Cold Path writes them again",
     "prompt_recalls": "what each prompt and brief was given: a 30-day log that status reads",
     # a team's access rules: this server's roles; a bundle is one person's memory
     "team_members": "which of this server's login roles is which person (roles do not travel)",

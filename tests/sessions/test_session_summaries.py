@@ -257,9 +257,13 @@ def test_search_memory_through_the_sdk_client_names_the_session(
     try:
         server = create_server(settings, state)
         query = {"query": "the session where the pydantic Field guide was saved", "limit": 5}
-        found = ok(call(server, "search_memory", query))
+        found = ok(call(server, "search_memory", {**query, "detail": "full"}))
+        compact = call(server, "search_memory", query)
     finally:
         state.close()
     assert found["sessions"][0]["session_id"] == PYDANTIC
     assert found["sessions"][0]["title"].startswith("幫我查一下 golang文檔")
     assert len(found["sessions"]) <= 5
+    # The compact answer (the default) names the session in one line too.
+    lines = compact.structured_content["session_lines"]
+    assert lines[0].startswith(f"session {PYDANTIC} ") and len(lines[0]) <= 200

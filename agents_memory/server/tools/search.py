@@ -27,7 +27,7 @@ from agents_memory.recall.state import ServerState
 from agents_memory.server.tools.context import ServerContext, state_of
 from agents_memory.server.tools.text import Text
 from agents_memory.store.search import HIT_MAX_CHARS, SearchResult
-from agents_memory.store.search.excerpt import hit_line, query_stems
+from agents_memory.store.search.excerpt import hit_line, query_stems, session_line
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,8 @@ class SearchOutput(BaseModel):
     used: str | None = None
     count: int
     hits: list[str] | None = None
+    session_lines: list[str] | None = None
+    """Compact: the sessions the query names, one line each (their summaries)."""
     note: str | None = None
     top_similarity: float | None = None
     threshold: float | None = None
@@ -124,6 +126,7 @@ def answer(
     output = SearchOutput(
         count=result.count,
         hits=[hit_line(h, words) for h in result.hits],
+        session_lines=[session_line(s, words) for s in result.sessions] or None,
         weak=result.weak,
         note=result.note,
         next=COMPACT_NEXT if result.hits else None,
@@ -144,6 +147,8 @@ def compact_text(output: SearchOutput) -> str:
     hit, how to read more."""
     head = f"{output.count} hits" + (" (weak: nothing matched well)" if output.weak else "")
     lines = [head, *(output.hits or ())]
+    if output.session_lines:
+        lines += ["sessions (read_memory session_id=<id>):", *output.session_lines]
     if output.note and output.weak:
         lines.append(f"note: {output.note}")
     if output.next:

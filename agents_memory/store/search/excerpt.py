@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agents_memory.store.search.types import SearchHit
+from agents_memory.store.search.types import SearchHit, SessionHit
 from agents_memory.store.search.words import WORD, content_words, stem
 
 MARK = "…"
@@ -86,6 +86,17 @@ def _word_start(flat: str, at: int) -> int:
         return at
     space = flat.find(" ", at, at + 20)
     return space + 1 if space >= 0 else at
+
+
+def session_line(session: SessionHit, words: frozenset[str], chars: int = LINE_CHARS) -> str:
+    """A session the query names in at most ``chars`` characters: ``session <id> date client
+    project: title — summary excerpt`` (``read_memory session_id=<id>`` reads its turns)."""
+    head = (
+        f"session {session.session_id} {session.last_at:%Y-%m-%d} {session.agent_platform}"
+        f" {session.project or '-'}: "
+    )
+    room = max(chars - len(head), 40)
+    return head + excerpt(f"{session.title} — {session.summary}", words, room)
 
 
 def hit_line(hit: SearchHit, words: frozenset[str], chars: int = LINE_CHARS) -> str:

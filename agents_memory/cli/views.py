@@ -193,10 +193,8 @@ def local_time(value: datetime) -> str:
 
 
 def compact_time(value: datetime) -> str:
-    """A table's time: ``12-01 21:14`` this year, ``2025-12-01`` before (local time)."""
-    local = value.astimezone()
-    this_year = datetime.now().astimezone().year
-    return local.strftime("%m-%d %H:%M" if local.year == this_year else "%Y-%m-%d")
+    """A table's time: ``2026-12-01 21:14``, always with its year (local time)."""
+    return value.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def _when(value: Any) -> str:

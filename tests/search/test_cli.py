@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -172,3 +174,10 @@ def test_a_partial_project_says_which_projects_exist(tagged: Settings) -> None:
     assert "no project 'quokka' (did you mean 'quokka-api'?)" in result.output
     assert "projects: quokka-api" in result.output
     assert "no match" not in result.output
+
+
+def test_the_table_shows_the_year_of_this_year_s_turns_too(cli_settings: Settings) -> None:
+    result = CliRunner().invoke(search, ["migration"], obj=cli_settings, env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    year = str(datetime.now().astimezone().year)
+    assert re.search(rf"\b{year}-\d\d-\d\d \d\d:\d\d\b", result.stdout), result.stdout

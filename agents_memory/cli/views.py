@@ -174,6 +174,8 @@ def _print_coldpath(console: Console, cold: dict[str, Any] | None) -> None:
         f"{backlog.get('with_error')} with errors; last run {_when(cold.get('last_run_at'))}",
         highlight=False,
     )
+    if cold.get("embed_eta"):
+        console.print(f"  vectors: {cold['embed_eta']}", highlight=False)
     for job in cold.get("jobs") or []:
         console.print(
             f"  {job['job']}: {job['total_processed']:,} processed in all, "

@@ -47,6 +47,15 @@ def _pin(console: Console, text: str) -> None:
         )
 
 
+def _newest(console: Console, assignments: str) -> None:
+    """``UPDATE memory SET <assignments>`` on the newest active turn (a constant from a test)."""
+    with console.state.pool.connection() as conn:
+        conn.execute(
+            f"UPDATE memory SET {assignments}"
+            " WHERE id = (SELECT max(id) FROM memory WHERE is_active)"
+        )
+
+
 def test_the_brief_is_shown_as_the_model_reads_it_with_the_raw_output_behind_a_toggle(
     client: TestClient, console: Console
 ) -> None:
@@ -112,11 +121,7 @@ def test_an_empty_search_page_says_what_to_type(client: TestClient) -> None:
 def test_timeline_filters_offer_the_known_projects_models_and_devices(
     client: TestClient, console: Console
 ) -> None:
-    with console.state.pool.connection() as conn:
-        conn.execute(
-            "UPDATE memory SET agent_model = 'gpt-known-1', device_name = 'laptop-known'"
-            " WHERE id = (SELECT max(id) FROM memory)"
-        )
+    _newest(console, "agent_model = 'gpt-known-1', device_name = 'laptop-known'")
     html = client.get("/timeline").text
     for name, value in (("project", "shop"), ("model", "gpt-known-1"), ("device", "laptop-known")):
         select = re.search(rf'<select name="{name}"[^>]*>(.*?)</select>', html, re.S)
@@ -150,11 +155,7 @@ def test_status_shows_the_llm_table_when_an_llm_is_configured(
 def test_times_are_iso_in_the_page_for_the_browser_and_say_utc_without_it(
     client: TestClient, console: Console
 ) -> None:
-    with console.state.pool.connection() as conn:
-        conn.execute(
-            "UPDATE memory SET message_at = '2025-03-04T05:06:00Z'"
-            " WHERE id = (SELECT max(id) FROM memory WHERE is_active)"
-        )
+    _newest(console, "message_at = '2025-03-04T05:06:00Z'")
     html = client.get("/timeline").text
     assert '<time datetime="2025-03-04T05:06:00Z">2025-03-04 05:06 UTC</time>' in html
 

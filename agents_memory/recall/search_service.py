@@ -6,8 +6,10 @@ The request and the answer are :mod:`agents_memory.recall.search_wire`'s. The da
 same :func:`~agents_memory.recall.search.search_on` as the command's own fallback. It answers
 only a caller whose :func:`~agents_memory.recall.search_wire.search_identity` is its own (same
 database, user, device, model); anything else is refused and the caller searches itself.
-The embedding backend is made on the first search with words and closed after
-:data:`EMBEDDER_IDLE_SEC` without one, so an idle daemon holds no model.
+The local model is loaded when the daemon starts (:meth:`SearchService.warm`) and kept
+ready, so the first search after a start answers as fast as the next; a remote backend (an
+HTTP client, nothing to load) is made on the first search with words and closed after
+:data:`EMBEDDER_IDLE_SEC` without one.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EMBEDDER_IDLE_SEC = 600.0
-"""A backend unused this long is closed (the next search with words makes it again)."""
+"""A remote backend unused this long is closed (the next search with words makes it again)."""
+WARM_QUERY = "warm up the query model"
 
 
 class SearchService:
@@ -88,10 +91,19 @@ class SearchService:
                 conn.rollback()
         return json.dumps({"notes": notes, "result": result.as_dict()}, ensure_ascii=False)
 
-    def tick(self) -> None:
-        """Close a backend idle for :data:`EMBEDDER_IDLE_SEC`."""
+    def warm(self) -> None:
+        """Load the local model and embed one query, so that the first search does not wait
+        for either (nothing for a remote backend or none; a failure is the search's to say)."""
+        if self.settings.embedding_backend != "local":
+            return
         with self._lock:
-            if self._embedder is not None and time.monotonic() - self._used_at > EMBEDDER_IDLE_SEC:
+            self._vector(WARM_QUERY)
+
+    def tick(self) -> None:
+        """Close a remote backend idle for :data:`EMBEDDER_IDLE_SEC` (the local model stays)."""
+        with self._lock:
+            idle = time.monotonic() - self._used_at > EMBEDDER_IDLE_SEC
+            if self._embedder is not None and idle and self.settings.embedding_backend != "local":
                 self._close_embedder()
 
     def close(self) -> None:

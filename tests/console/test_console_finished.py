@@ -172,3 +172,20 @@ def test_the_timeline_s_database_values_are_bounded(console: Console) -> None:
         )
         known = known_values(conn, console.user_id)
     assert len(known.models) == MAX_VALUES
+
+
+def test_status_shows_the_vector_backlog_s_time_left_at_the_measured_pace(
+    client: TestClient, console: Console
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from agents_memory.store.coldpath import coldqueue
+
+    start = datetime.now(UTC) - timedelta(minutes=1)
+    with console.state.pool.connection() as conn:
+        for seconds in (0, 10):
+            report = coldqueue.JobReport("embedder", processed=30)
+            at = start + timedelta(seconds=seconds)
+            coldqueue.record_run(conn, report, now=at, device_name="d")
+    eta = re.search(r'<span id="embed-eta">([^<]*)</span>', client.get("/").text)
+    assert eta and eta.group(1).endswith("left at 3.0 rows/s (the worker&#39;s recent pace)")

@@ -26,7 +26,7 @@ PAGES = (
     ("search-empty", "/search", "search-hint"),
     ("search", "/search?q=deploy", "q"),
     ("session", None, "main"),
-    ("projects", "/projects", "main"),
+    ("projects", "/projects", "untagged"),
     ("knowledge", "/knowledge", "new-fact"),
     ("brief", "/brief?platform=claude-code&project=shop", "brief-text"),
     ("forget", "/forget", "main"),
@@ -44,7 +44,8 @@ def phone(request: pytest.FixtureRequest) -> Any:
 
 
 def _newest_turn(console: Console) -> tuple[str, str]:
-    """The newest turn says CJK at a known instant, in a session with a project."""
+    """The newest turn says CJK at a known instant, in a session with a project; a few turns
+    from another machine wait without a project."""
     with console.state.pool.connection() as conn:
         row = conn.execute(
             "UPDATE memory SET message = %s, message_at = '2027-03-04T05:06:00Z'"
@@ -52,6 +53,12 @@ def _newest_turn(console: Console) -> tuple[str, str]:
             " AND p_tag_id IS NOT NULL) RETURNING agent_platform, session_id",
             (CJK + "\n\n`make ship` failed on the **deploy** step",),
         ).fetchone()
+        conn.execute(  # history from another machine the tagger could not file
+            "INSERT INTO memory (user_id, agent_platform, role, message, cwd, session_id,"
+            " tag_processed) SELECT user_id, 'codex-cli', 'user', 'old turn ' || n,"
+            " '/home/old-laptop/code/tmp', 'old-laptop', true"
+            " FROM users, generate_series(1, 3) n"
+        )
     assert row
     return str(row[0]), str(row[1])
 

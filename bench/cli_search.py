@@ -13,15 +13,11 @@ daemon's socket appears, so it includes whatever the daemon has not loaded yet.
 from __future__ import annotations
 
 import argparse
-import shutil
 import time
 from pathlib import Path
 
-from agents_memory.adapters import all_adapters
-from agents_memory.capture.backfill import backfill
-from agents_memory.capture.discovery import Catalog
-from bench import common, synth
-from bench.hook_latency import PY, _capture_daemon, _time
+from bench import common
+from bench.hook_latency import PY, _capture_daemon, _time, seed_history
 
 SEARCH = [str(Path(PY).with_name("mcp-agents-memory")), "search", "turn about caching"]
 
@@ -42,10 +38,7 @@ def main() -> None:
     start_header = common.header(common.command_line())
     rows = []
     with common.bench_db() as db:
-        db.create_database()
-        synth.write_platform(db.home, "claude-code", args.turns)
-        backfill(db.settings(embedding_backend="none"), Catalog(all_adapters(), db.home))
-        shutil.rmtree(db.home / ".claude", ignore_errors=True)
+        seed_history(db, args.turns)
         env = db.env(EMBEDDING_BACKEND="local", COLD_PATH_ENABLED="false")
         rows.append(_row("`python -c pass` (baseline)", _time([PY, "-c", "pass"], env, "", 10)[0]))
         with _capture_daemon(db.home, env):

@@ -12,8 +12,7 @@ import click
 
 from agents_memory.adapters import short_platform
 from agents_memory.cli.common import debug_option, settings_from
-from agents_memory.cli.tables import table_console
-from agents_memory.cli.views import compact_time
+from agents_memory.cli.tables import compact_time, table_console
 from agents_memory.cli.vocabulary import (
     json_option,
     platform_filter_option,

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from agents_memory.adapters import short_platform
 from agents_memory.capture.backfill import BackfillReport
-from agents_memory.cli.tables import table_console
+from agents_memory.cli.tables import compact_time, table_console
 from agents_memory.ops.status import CaptureStatus
 from agents_memory.ops.units import human_bytes
 
@@ -192,11 +192,6 @@ def local_time(value: datetime) -> str:
     """The one way times are shown: ISO 8601 in the local zone, to the minute
     (``2026-12-01 21:14+01:00``)."""
     return value.astimezone().isoformat(sep=" ", timespec="minutes")
-
-
-def compact_time(value: datetime) -> str:
-    """A table's time: ``2026-12-01 21:14``, always with its year (local time)."""
-    return value.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def _when(value: Any) -> str:

@@ -179,6 +179,15 @@ def _capture_daemon(home: Path, env: dict[str, str]) -> Iterator[None]:
         proc.wait(timeout=60)
 
 
+def seed_history(db: common.BenchDB, turns: int) -> None:
+    """The bench database with ``turns`` synthetic Claude Code turns, backfilled without
+    vectors; the transcripts are removed so that the daemon has nothing to capture."""
+    db.create_database()
+    synth.write_platform(db.home, "claude-code", turns)
+    backfill(db.settings(embedding_backend="none"), Catalog(all_adapters(), db.home))
+    shutil.rmtree(db.home / ".claude", ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="session-start hook latency")
     parser.add_argument("--runs", type=int, default=30)
@@ -187,10 +196,7 @@ def main() -> None:
     start_header = common.header(common.command_line())
     rows = []
     with common.bench_db() as db:
-        db.create_database()
-        synth.write_platform(db.home, "claude-code", args.turns)
-        backfill(db.settings(embedding_backend="none"), Catalog(all_adapters(), db.home))
-        shutil.rmtree(db.home / ".claude", ignore_errors=True)
+        seed_history(db, args.turns)
         env = db.env(EMBEDDING_BACKEND="none")
         stdin = _event(db.home)
         for label, argv, e in (

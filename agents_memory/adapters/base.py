@@ -85,6 +85,9 @@ class Turn:
     cwd: str | None = None
     raw_text: str | None = None
     """The original text when the adapter cleaned an envelope out of it (else ``None``)."""
+    repository: str | None = None
+    """The repository URL the client recorded for the session (Codex's git metadata): the
+    project's identity when ``cwd`` is not a git repository on this machine."""
 
     def __post_init__(self) -> None:
         if len(self.external_uuid) > MAX_KEY:

@@ -67,6 +67,7 @@ from agents_memory.adapters.base import (
     hook_group,
     stdio_server,
 )
+from agents_memory.gitinfo import strip_credentials
 
 PLATFORM = "codex-cli"
 DESKTOP_PLATFORM = "codex-desktop"
@@ -218,6 +219,8 @@ class _Thread:
     session_id: str | None = None
     model: str | None = None
     cwd: str | None = None
+    repository: str | None = None
+    """``session_meta``'s ``git.repository_url`` when it is a URL."""
     subagent: bool = False
     subagent_role: str | None = None
     internal: bool = False
@@ -242,12 +245,25 @@ class _Thread:
         sid = payload.get("id") or payload.get("session_id")
         self.session_id = sid if isinstance(sid, str) and sid else None
         self.cwd = self.cwd or _str(payload.get("cwd"))
+        self.repository = repository_url(payload.get("git"))
         self.subagent, self.subagent_role, self.internal = _subagent_role(payload)
         self.platform = platform_of_originator(payload.get("originator"))
 
     def context(self, payload: dict[str, Any]) -> None:
         self.model = _str(payload.get("model")) or self.model
         self.cwd = _str(payload.get("cwd")) or self.cwd
+
+
+_REPOSITORY = re.compile(r"^(https?|ssh|git)://[^\s/]+/\S+$|^[\w.-]+@[\w.-]+:\S+$")
+
+
+def repository_url(git: object) -> str | None:
+    """``git.repository_url`` of a ``session_meta`` when it is a repository URL (a trimmed or
+    placeholder value is not), without credentials."""
+    url = git.get("repository_url") if isinstance(git, dict) else None
+    if not isinstance(url, str) or len(url) > 2048 or not _REPOSITORY.match(url.strip()):
+        return None
+    return strip_credentials(url)
 
 
 def platform_of_originator(originator: object) -> str:
@@ -336,6 +352,7 @@ class _Reader:
                 subagent_role=thread.subagent_role,
                 cwd=thread.cwd,
                 raw_text=raw if raw != text else None,
+                repository=thread.repository,
             )
         )
 

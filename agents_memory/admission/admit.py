@@ -164,7 +164,12 @@ class Admission:
         tombstoned keys among its batch."""
         return self.admit(
             Candidate(
-                turn.text, turn.raw_text, cwd=turn.cwd, key=turn.external_uuid, forgotten=forgotten
+                turn.text,
+                turn.raw_text,
+                cwd=turn.cwd,
+                key=turn.external_uuid,
+                forgotten=forgotten,
+                git=transcript_git(turn),
             )
         )
 
@@ -239,6 +244,15 @@ class Admission:
             text = redact(text).text
             raw = redact(raw).text if raw else raw
         return Admitted(AdmittedText(text), AdmittedText(raw) if raw else None, git)
+
+
+def transcript_git(turn: Turn) -> GitInfo | None:
+    """The repository of a captured turn: the local one its ``cwd`` lies in, else the one its
+    transcript recorded (a checkout on another machine, or deleted); ``None``: look it up."""
+    if not turn.repository:
+        return None
+    local = git_info(turn.cwd) if turn.cwd else NO_GIT
+    return local if local != NO_GIT else GitInfo(None, turn.repository)
 
 
 def _refused_as_written(candidate: Candidate, text: str, raw: str | None) -> Refused | None:

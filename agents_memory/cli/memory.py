@@ -222,9 +222,15 @@ def _coldpath_lines(cold: dict[str, object] | None) -> list[tuple[str, str]]:
     last = local_time(ran) if isinstance(ran, datetime) else (ran or "never")
     return [
         ("background worker", f"{running}; last run {last}"),
-        ("backlog", f"{waiting}, {backlog.get('with_error')} with errors"),
+        ("backlog", f"{waiting}, {backlog.get('with_error')} with errors" + _eta(cold)),
         ("llm today", used if cold.get("llm_configured") else "none configured"),
     ]
+
+
+def _eta(cold: dict[str, object]) -> str:
+    """The vector backlog's time left at the worker's measured pace (``""``: no backlog)."""
+    eta = cold.get("embed_eta")
+    return f"; vectors: {eta}" if isinstance(eta, str) else ""
 
 
 def _pgvector_line(version: str | None, available: bool) -> str:

@@ -12,7 +12,7 @@ import click
 
 from agents_memory.adapters import short_platform
 from agents_memory.cli.common import debug_option, settings_from
-from agents_memory.cli.tables import table_console
+from agents_memory.cli.tables import compact_time, table_console
 from agents_memory.cli.vocabulary import (
     json_option,
     platform_filter_option,
@@ -216,11 +216,9 @@ def _print_table(result: dict[str, Any], *, why: bool = False) -> None:
     if why:
         table.add_column("why", max_width=18, overflow="fold")
     table.add_column("message", ratio=1, overflow="fold")
-    this_year = datetime.now().astimezone().year
     for hit in hits:
         message, _clipped = clip(" ".join(str(hit["message"]).split()), TABLE_CHARS)
-        local = datetime.fromisoformat(hit["message_at"]).astimezone()
-        when = local.strftime("%m-%d %H:%M" if local.year == this_year else "%Y-%m-%d")
+        when = compact_time(datetime.fromisoformat(hit["message_at"]))
         who = f"{short_platform(hit['agent_platform'])} {str(hit['role'])[0]}"
         marks = (" (pinned)" if hit.get("is_pinned") else "") + (
             " (archived)" if hit.get("archived") else ""

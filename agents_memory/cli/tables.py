@@ -1,8 +1,10 @@
-"""The one width rule for every table the commands print (backfill, status, search)."""
+"""The one width rule for every table the commands print (backfill, status, search), and the
+one way a table shows a time. Light on purpose: ``search`` imports it on every call."""
 
 from __future__ import annotations
 
 import os
+from datetime import datetime
 
 from rich.console import Console
 
@@ -23,3 +25,8 @@ def table_console() -> Console:
     """A console on stdout whose width is :func:`table_width`."""
     probe = Console()
     return Console(width=table_width(is_terminal=probe.is_terminal, terminal_width=probe.width))
+
+
+def compact_time(value: datetime) -> str:
+    """A table's time: ``2026-12-01 21:14``, always with its year (local time)."""
+    return value.astimezone().strftime("%Y-%m-%d %H:%M")

@@ -18,7 +18,7 @@ import psycopg
 
 from agents_memory.cli.common import debug_option, settings_from
 from agents_memory.coldpath.tag_decisions import Kind
-from agents_memory.errors import OwnerRequestError
+from agents_memory.errors import OwnerRequestError, UnknownProjectError
 from agents_memory.ops import tags as tag_service
 from agents_memory.store import tags as tag_store
 from agents_memory.store.coldpath.tag_suggestions import AliasSuggestion, NewTagSuggestion
@@ -209,4 +209,50 @@ def set_tag(
         message = tag_service.set_registry(
             conn, name, kind=kind, paused=paused, description=description
         )
+    click.echo(message)
+
+
+@tags.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the folders as JSON.")
+@debug_option
+@click.pass_context
+def untagged(ctx: click.Context, as_json: bool) -> None:
+    """Turns without a project, by the folder they were written in (file them with
+    `tags file PROJECT --folder DIR`)."""
+    from agents_memory.store import untagged as untagged_store
+
+    conn, user_id = _open(ctx)
+    with conn:
+        folders = untagged_store.untagged_folders(conn, user_id)
+    if as_json:
+        click.echo(json.dumps([_jsonable(asdict(f)) for f in folders], ensure_ascii=False))
+        return
+    if not folders:
+        click.echo("every turn has a project")
+        return
+    for f in folders:
+        where = f.cwd if f.cwd is not None else "(no folder recorded)"
+        click.echo(
+            f"{f.turns:>6} turn(s), {f.sessions} session(s), {', '.join(f.platforms)}: {where}"
+        )
+
+
+@tags.command("file")
+@click.argument("project")
+@click.option(
+    "--folder",
+    required=True,
+    help='The folder of the untagged turns to file ("" for turns with no folder recorded).',
+)
+@debug_option
+@click.pass_context
+def file_turns(ctx: click.Context, project: str, folder: str) -> None:
+    """File the untagged turns written in FOLDER under PROJECT (the console's Projects page
+    does the same)."""
+    conn, user_id = _open(ctx)
+    with conn, _one_line():
+        try:
+            message = tag_service.file_untagged(conn, user_id, project, folder or None)
+        except UnknownProjectError as exc:
+            raise OwnerRequestError(str(exc)) from exc
     click.echo(message)

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from agents_memory.adapters import short_platform
 from agents_memory.capture.backfill import BackfillReport
-from agents_memory.cli.tables import table_console
+from agents_memory.cli.tables import compact_time, table_console
 from agents_memory.ops.status import CaptureStatus
 from agents_memory.ops.units import human_bytes
 
@@ -201,6 +201,8 @@ def _print_coldpath(console: Console, cold: dict[str, Any] | None) -> None:
         f"{backlog.get('with_error')} with errors; last run {_when(cold.get('last_run_at'))}",
         highlight=False,
     )
+    if cold.get("embed_eta"):
+        console.print(f"  vectors: {cold['embed_eta']}", highlight=False)
     for job in cold.get("jobs") or []:
         console.print(
             f"  {job['job']}: {job['total_processed']:,} processed in all, "
@@ -217,13 +219,6 @@ def local_time(value: datetime) -> str:
     """The one way times are shown: ISO 8601 in the local zone, to the minute
     (``2026-12-01 21:14+01:00``)."""
     return value.astimezone().isoformat(sep=" ", timespec="minutes")
-
-
-def compact_time(value: datetime) -> str:
-    """A table's time: ``12-01 21:14`` this year, ``2025-12-01`` before (local time)."""
-    local = value.astimezone()
-    this_year = datetime.now().astimezone().year
-    return local.strftime("%m-%d %H:%M" if local.year == this_year else "%Y-%m-%d")
 
 
 def _when(value: Any) -> str:

@@ -8,7 +8,7 @@ cheap (a handful of counts); safe to call from any machine of the pool.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -47,6 +47,9 @@ class ColdPathStatus:
     starting: list[str] = field(default_factory=list)
     """Workers connected without the lock (warming up, or standing by): with no holder, the
     Cold Path is starting, not missing."""
+    embed_rate: float | None = None
+    """Rows the embedder did per second over the worker's recent ticks; ``None`` when it was
+    not measured within :data:`RATE_FRESH`."""
 
     @property
     def worker_running(self) -> bool:
@@ -65,11 +68,43 @@ class ColdPathStatus:
             reasons.append("no vector column: search is full-text only")
         return reasons
 
+    @property
+    def embed_eta(self) -> str | None:
+        """How long the rows without a vector take at the measured rate, in words (``None``:
+        no such backlog)."""
+        pending = self.backlog.unembedded
+        if not pending:
+            return None
+        if not self.embed_rate:
+            return "time left: not measured yet (the worker measures its pace as it embeds)"
+        left = duration_words(pending / self.embed_rate)
+        return f"about {left} left at {self.embed_rate:.1f} rows/s (the worker's recent pace)"
+
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["worker_running"] = self.worker_running
         data["degraded"] = self.degraded
+        data["embed_eta"] = self.embed_eta
         return data
+
+
+RATE_FRESH = timedelta(hours=1)
+"""A pace measured longer ago than this says nothing about the backlog now."""
+
+
+def duration_words(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3 h 20 min``, ``2 days 4 h``."""
+    total = max(0, round(seconds))
+    if total < 90:
+        return f"{max(total, 1)} s"
+    minutes = round(total / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} days {hours} h" if hours else f"{days} days"
 
 
 def coldpath_status(
@@ -97,6 +132,11 @@ def coldpath_status(
         for role in roles
     ]
     holder = coldqueue.lock_holder(conn)
+    embedding = next((r for r in runs if r.job == "embedder"), None)
+    measured = embedding.rate_at if embedding is not None else None
+    rate = (
+        embedding.rate_per_sec if embedding and measured and now - measured <= RATE_FRESH else None
+    )
     notes = []
     target = vectors.reembed_target(conn) if enabled else None
     if target is not None:
@@ -110,4 +150,5 @@ def coldpath_status(
         llm_configured=(llm_endpoint(settings) is not None) if settings is not None else None,
         notes=notes,
         starting=coldqueue.waiting_workers(conn) if holder is None else [],
+        embed_rate=rate,
     )

@@ -7,6 +7,8 @@ tag at once, named after the repository (a free name: ``app``, ``beta-app``, ``a
 its earlier rows are filed retroactively. No person has to confirm it; a repository whose
 suggestion a person rejected (or merged away) stays untagged. Suggestions stay for what is
 really uncertain: the model's ``NEW:<slug>`` for rows without git, merges and aliases.
+A row without git identity but with a working directory gets the project its folder names
+(:mod:`agents_memory.coldpath.folder_project`: history from another machine still has one).
 
 The LLM only refines: it picks the keywords, and the project only for rows with no git
 identity (the JS original's candidate list; ``NEW:<slug>`` becomes a suggestion, never a tag; an
@@ -26,6 +28,7 @@ import psycopg
 
 from agents_memory.coldpath import prompts
 from agents_memory.coldpath.base import Job, JobContext
+from agents_memory.coldpath.folder_project import folder_project
 from agents_memory.coldpath.replies import TaggerReply, registry_tagger_reply
 from agents_memory.coldpath.text import keyword_tags, normalize_tags, slugify
 from agents_memory.coldpath.units import describe, is_outage, unit_of_work
@@ -107,12 +110,14 @@ class TaggerJob(Job):
         project = tag_store.find_tag_for_git(known.tags, row.git_root, row.git_remote)
         if has_git and project is None:
             project = self._adopt_repository(ctx, row, known)
+        if not has_git:
+            project = self._adopt_folder(ctx, row, known)
         answer = self._ask(ctx, row, known, project, report)
         if answer is None:
             report.heuristic += 1
             return project, keyword_tags(row.message)
         d_tags = normalize_tags(answer.d_tag)
-        if has_git:
+        if has_git or project is not None:
             return project, d_tags
         return self._resolve(ctx, answer.p_tag, known, row.id), d_tags
 
@@ -175,6 +180,21 @@ class TaggerJob(Job):
         if tag is None or (known.registry and tag not in known.candidates):
             return None
         return tag.id
+
+    def _adopt_folder(self, ctx: JobContext, row: TagRow, known: _Known) -> int | None:
+        """The project the row's working directory names (:mod:`.folder_project`'s rule):
+        the existing tag of that name, or a new confirmed one; ``None`` when the folder names
+        nothing or a person rejected that name."""
+        name = folder_project(row.cwd)
+        if name is None or known.suggestion_names.get(name) in ("rejected", "superseded"):
+            return None
+        tag = known.by_name.get(name)
+        if tag is not None:
+            return tag.id
+        tag_id = tag_store.create_project_tag(ctx.conn, name)
+        known.refresh(tag_store.list_project_tags(ctx.conn))
+        log.info("tagger: new project tag %s for the folder %s", name, row.cwd)
+        return tag_id
 
     def _adopt_repository(self, ctx: JobContext, row: TagRow, known: _Known) -> int | None:
         return adopt_repository(ctx.conn, ctx.user_id, row, known)

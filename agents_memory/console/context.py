@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,6 +17,7 @@ from starlette.responses import HTMLResponse
 from agents_memory.capture.discovery import Catalog
 from agents_memory.clipping import clip
 from agents_memory.config import Settings
+from agents_memory.console import render
 from agents_memory.console.inputs import check_encoded
 from agents_memory.ops.units import human_bytes
 from agents_memory.recall.state import ServerState
@@ -33,19 +33,16 @@ def create_templates() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["when"] = _when
+    env.filters["when"] = render.when
     env.filters["size"] = human_bytes
     env.filters["clip"] = _clip
+    env.filters["markdown"] = render.markdown
     return env
 
 
 def _clip(value: str, room: int) -> str:
     """``value`` clipped to ``room`` characters by the one rule (:mod:`agents_memory.clipping`)."""
     return clip(value, room)[0]
-
-
-def _when(value: datetime | None) -> str:
-    return value.astimezone().strftime("%Y-%m-%d %H:%M") if value else "never"
 
 
 @dataclass(slots=True)

@@ -23,8 +23,10 @@ from agents_memory.coldpath import tag_decisions as decisions
 from agents_memory.coldpath.tag_decisions import Kind
 from agents_memory.errors import OwnerRequestError, TagEditError
 from agents_memory.store import tags as tag_store
+from agents_memory.store import untagged as untagged_store
 from agents_memory.store.coldpath import tag_suggestions as suggestion_store
 from agents_memory.store.coldpath.tag_suggestions import AliasSuggestion, NewTagSuggestion
+from agents_memory.store.projects import resolve_project
 from agents_memory.store.tags import ProjectTag
 
 Suggestion = NewTagSuggestion | AliasSuggestion
@@ -177,3 +179,17 @@ def _owner_error() -> Iterator[None]:
         yield
     except TagEditError as exc:
         raise OwnerRequestError(str(exc)) from exc
+
+
+def file_untagged(
+    conn: psycopg.Connection[Any], user_id: int, project: str, folder: str | None
+) -> str:
+    """File the untagged turns of ``folder`` (``None``: those with no folder recorded) under
+    ``project`` (a name or alias, resolved by the one project rule); what was done, in a line."""
+    name = resolve_project(conn, project)
+    tag = tag_by_name(conn, name)
+    filed = untagged_store.file_folder(conn, user_id, tag.id, folder)
+    where = folder if folder is not None else "no folder recorded"
+    if not filed:
+        return f"no untagged turns from {where}"
+    return f"filed {filed} turn(s) from {where} under {name}"

@@ -6,8 +6,10 @@ The request and the answer are :mod:`agents_memory.recall.search_wire`'s. The da
 same :func:`~agents_memory.recall.search.search_on` as the command's own fallback. It answers
 only a caller whose :func:`~agents_memory.recall.search_wire.search_identity` is its own (same
 database, user, device, model); anything else is refused and the caller searches itself.
-The embedding backend is made on the first search with words and closed after
-:data:`EMBEDDER_IDLE_SEC` without one, so an idle daemon holds no model.
+The local model is loaded when the daemon starts (:meth:`SearchService.warm`) and kept
+ready, so the first search after a start answers as fast as the next; a remote backend (an
+HTTP client, nothing to load) is made on the first search with words and closed after
+:data:`EMBEDDER_IDLE_SEC` without one.
 
 Searches run concurrently (the socket serves on several threads), each on a connection of its
 own (:class:`~agents_memory.recall.connections.Connections`); the one backend is shared, its
@@ -45,10 +47,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EMBEDDER_IDLE_SEC = 600.0
-"""A backend unused this long is closed (the next search with words makes it again)."""
+"""A remote backend unused this long is closed (the next search with words makes it again)."""
 PROMPT_EMBED_WAIT_SEC = 0.05
 """How long a per-prompt hook waits for the backend another request is using before it
 searches full-text only (its whole budget is 300 ms)."""
+WARM_QUERY = "warm up the query model"
 
 
 class SearchService:
@@ -92,13 +95,22 @@ class SearchService:
                 return json.dumps({"refused": str(exc)}, ensure_ascii=False)
         return json.dumps({"notes": notes, "result": result.as_dict()}, ensure_ascii=False)
 
+    def warm(self) -> None:
+        """Load the local model and embed one query, so that the first search does not wait
+        for either (nothing for a remote backend or none; a failure is the search's to say).
+        :meth:`_vector` takes the backend's lock itself."""
+        if self.settings.embedding_backend != "local":
+            return
+        self._vector(WARM_QUERY)
+
     def tick(self) -> None:
-        """Close a backend idle for :data:`EMBEDDER_IDLE_SEC` (one in use is not idle: the
-        daemon's loop never waits for it)."""
+        """Close a remote backend idle for :data:`EMBEDDER_IDLE_SEC` (the local model stays;
+        one in use is not idle: the daemon's loop never waits for it)."""
         if not self._lock.acquire(blocking=False):
             return
         try:
-            if self._embedder is not None and time.monotonic() - self._used_at > EMBEDDER_IDLE_SEC:
+            idle = time.monotonic() - self._used_at > EMBEDDER_IDLE_SEC
+            if self._embedder is not None and idle and self.settings.embedding_backend != "local":
                 self._close_embedder()
         finally:
             self._lock.release()

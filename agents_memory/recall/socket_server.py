@@ -74,6 +74,14 @@ class BriefServer:
             target=server.serve_forever, args=(POLL_SEC,), daemon=True, name="briefs"
         )
         self._thread.start()
+        threading.Thread(target=self._warm, daemon=True, name="search-warm").start()
+
+    def _warm(self) -> None:
+        """The search's model, loaded while nobody waits for it."""
+        try:
+            self.searches.warm()
+        except Exception as exc:  # the first search loads it (or says why it cannot)
+            log.warning("could not load the search model ahead: %s", first_line(exc))
 
     def tick(self) -> None:
         """Requests are served by their own thread; the loop only lets an idle search

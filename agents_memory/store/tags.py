@@ -215,6 +215,7 @@ class TagRow:
     message: str
     git_root: str | None
     git_remote: str | None
+    cwd: str | None = None
 
 
 def claim_untagged(conn: psycopg.Connection[Any], user_id: int, limit: int) -> list[TagRow]:
@@ -222,7 +223,7 @@ def claim_untagged(conn: psycopg.Connection[Any], user_id: int, limit: int) -> l
     rows another worker holds are skipped, rows that failed recently wait their turn."""
     with conn.cursor(row_factory=class_row(TagRow)) as cur:
         cur.execute(
-            "SELECT id, role, left(message, 6000) AS message, git_root, git_remote FROM memory"
+            "SELECT id, role, left(message, 6000) AS message, git_root, git_remote, cwd FROM memory"
             " WHERE user_id = %s AND NOT tag_processed"
             "   AND (cold_next_at IS NULL OR cold_next_at <= now())"
             " ORDER BY is_active DESC, id LIMIT %s FOR UPDATE SKIP LOCKED",

@@ -110,18 +110,21 @@ def ensure_embedding_column(conn: psycopg.Connection[Any], model: str, dim: int)
     return vector_status(conn)
 
 
+CLAIM_INDEX = "memory_embed_claim_time"
 CLAIM_INDEX_SQL = (
-    "CREATE INDEX IF NOT EXISTS memory_embed_claim ON memory (is_active, id)"
+    f"CREATE INDEX IF NOT EXISTS {CLAIM_INDEX} ON memory (is_active, message_at, id)"
     " WHERE embedding IS NULL"
 )
-"""The Cold Path embedder's claim order (active first, newest first) as an index scan
-backwards: the claim reads ``limit`` index entries instead of sorting the whole backlog."""
+"""The Cold Path embedder's claim order (active first, the newest turn first: imported history
+by when it was said, not when it was imported) as an index scan backwards: the claim reads
+``limit`` index entries instead of sorting the whole backlog."""
 
 
 def ensure_claim_index(conn: psycopg.Connection[Any]) -> None:
     """The index behind the embedder's claim (a partial index: it holds only rows without a
-    vector, so it is small once the backlog is done)."""
+    vector, so it is small once the backlog is done); the older id-ordered one goes."""
     conn.execute(CLAIM_INDEX_SQL)
+    conn.execute("DROP INDEX IF EXISTS memory_embed_claim")
 
 
 def _stamp(conn: psycopg.Connection[Any], model: str, dim: int) -> None:
@@ -145,7 +148,7 @@ def reembed_target(conn: psycopg.Connection[Any]) -> tuple[str, int] | None:
 
 
 def _has_claim_index(conn: psycopg.Connection[Any]) -> bool:
-    row = conn.execute("SELECT to_regclass('memory_embed_claim') IS NOT NULL").fetchone()
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (CLAIM_INDEX,)).fetchone()
     return bool(row and row[0])
 
 

@@ -292,9 +292,9 @@ def test_the_vector_column_comes_with_the_index_the_claim_reads_newest_first(
     conn: psycopg.Connection[Any],
 ) -> None:
     row = conn.execute(
-        "SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embed_claim'"
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embed_claim_time'"
     ).fetchone()
-    assert row is not None and "(is_active, id) WHERE (embedding IS NULL)" in row[0]
+    assert row is not None and "(is_active, message_at, id) WHERE (embedding IS NULL)" in row[0]
 
 
 def test_candidates_are_sized_by_the_passage_the_claim_will_build(

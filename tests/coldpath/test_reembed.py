@@ -83,7 +83,7 @@ def test_reembed_to_another_dimension_rebuilds_every_vector_and_search_still_wor
     indexes = {
         r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'memory'")
     }
-    assert {"memory_embedding_hnsw", "memory_unembedded", "memory_embed_claim"} <= indexes
+    assert {"memory_embedding_hnsw", "memory_unembedded", "memory_embed_claim_time"} <= indexes
     assert not {"memory_embedding_new_hnsw", "memory_reembed_todo"} & indexes
 
     target = TEXTS[2]

@@ -23,7 +23,7 @@ def _follow(client: TestClient, response: Any) -> str:
 
 def test_every_page_renders_with_the_pools_data(client: TestClient) -> None:
     status = client.get("/").text
-    assert "claude-code" in status and "Pause capture" in status and "LLM use today" in status
+    assert "claude-code" in status and "Pause capture" in status
     timeline = client.get("/timeline").text
     assert timeline.count('class="turn') >= 10 and 'data-live="/live?after=' in timeline
     assert "shop" in client.get("/projects").text

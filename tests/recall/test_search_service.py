@@ -97,3 +97,21 @@ def test_a_caller_of_another_user_is_refused_and_bad_arguments_are_answered_with
         assert "no project 'no-such-project'" in json.loads(service.answer(line))["refused"]
     finally:
         service.close()
+
+
+def test_the_local_model_is_loaded_ahead_and_kept_ready(
+    make_settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon warms its search at start (the first search after a start would otherwise
+    load the model: 2.2 s in issue 31) and an idle daemon keeps it."""
+    settings = make_settings(embedding_backend="local")
+    service = SearchService(settings)
+    try:
+        assert service._embedder is None
+        service.warm()
+        assert service._embedder is not None
+        monkeypatch.setattr(search_service, "EMBEDDER_IDLE_SEC", 0.0)
+        service.tick()
+        assert service._embedder is not None
+    finally:
+        service.close()

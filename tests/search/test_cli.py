@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -185,3 +187,10 @@ def test_also_adds_phrasings_fused_with_the_query(cli_settings: Settings) -> Non
     five = ["x", *[a for n in range(5) for a in ("--also", f"y{n}")]]
     refused = CliRunner().invoke(search, five, obj=cli_settings)
     assert refused.exit_code == 2 and "--also" in refused.output
+
+
+def test_the_table_shows_the_year_of_this_year_s_turns_too(cli_settings: Settings) -> None:
+    result = CliRunner().invoke(search, ["migration"], obj=cli_settings, env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    year = str(datetime.now().astimezone().year)
+    assert re.search(rf"\b{year}-\d\d-\d\d \d\d:\d\d\b", result.stdout), result.stdout

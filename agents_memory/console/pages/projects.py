@@ -1,11 +1,12 @@
 """Projects: tags with their aliases and counts, and the Cold Path's pending new-tag and merge
-questions with confirm / reject / alias, and each project's registry fields (kind, paused,
-description; the service :mod:`agents_memory.ops.tags`)."""
+questions with confirm / reject / alias, each project's registry fields (kind, paused,
+description) and turns without a project filed by folder (the service
+:mod:`agents_memory.ops.tags`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import psycopg
 from starlette.requests import Request
@@ -17,11 +18,20 @@ from agents_memory.console.context import console_from
 from agents_memory.console.forms import back, change_form, text
 from agents_memory.errors import AgentsMemoryError, OwnerRequestError
 from agents_memory.ops import tags as tag_service
+from agents_memory.store import untagged as untagged_store
+
+UNTAGGED_SHOWN: Final = 30
 
 
 async def projects_page(request: Request) -> Response:
     console = console_from(request)
-    overview = await console.read(lambda conn: tag_service.tag_overview(conn, console.user_id))
+    overview, folders, waiting = await console.read(
+        lambda conn: (
+            tag_service.tag_overview(conn, console.user_id),
+            untagged_store.untagged_folders(conn, console.user_id, limit=UNTAGGED_SHOWN),
+            untagged_store.untagged_count(conn, console.user_id),
+        )
+    )
     canonical = [t for t in overview.tags if t.alias_of is None]
     return console.render(
         request,
@@ -29,6 +39,8 @@ async def projects_page(request: Request) -> Response:
         overview=overview,
         canonical=canonical,
         names=overview.names,
+        untagged=folders,
+        untagged_total=waiting,
     )
 
 
@@ -106,10 +118,23 @@ async def registry(request: Request) -> Response:
     return await _decide(request, work)
 
 
+async def file_untagged(request: Request) -> Response:
+    """File a folder's untagged turns under a project (the service of ``tags file``)."""
+    user_id = console_from(request).user_id
+
+    def work(conn: psycopg.Connection[Any], form: Any) -> str:
+        folder = form.get("folder")
+        where = folder if isinstance(folder, str) and form.get("has_folder") else None
+        return tag_service.file_untagged(conn, user_id, _required(form, "project"), where)
+
+    return await _decide(request, work)
+
+
 ROUTES = [
     Route("/projects", projects_page),
     Route("/projects/suggestion", suggestion, methods=["POST"]),
     Route("/projects/alias", alias, methods=["POST"]),
     Route("/projects/unalias", unalias, methods=["POST"]),
     Route("/projects/registry", registry, methods=["POST"]),
+    Route("/projects/file", file_untagged, methods=["POST"]),
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlencode
 
 import psycopg
@@ -23,7 +23,7 @@ from agents_memory.recall.search_request import SearchRequest
 from agents_memory.recall.sessions import session_summary
 from agents_memory.store.owner import console as console_store
 from agents_memory.store.owner.console import ConsoleTurn, CoveringSummary
-from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
+from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchHit, SearchResult
 from agents_memory.store.session_summaries import SessionSummaryRow
 
 FIELDS = ("q", "project", "since", "until", "role", "platform", "device_scope", "limit")
@@ -42,7 +42,7 @@ def request_of(params: Mapping[str, Any]) -> SearchRequest:
         role=text(params, "role"),
         platform=text(params, "platform") or "*",
         device_scope=text(params, "device_scope") or "global",
-        limit=min(MAX_LIMIT, int(text(params, "limit") or 20)),
+        limit=asked_limit(params),
         include_archived=bool(params.get("include_archived")),
     )
 
@@ -82,6 +82,58 @@ async def search_page(request: Request) -> Response:
         why={hit.id: why_line(result, hit.why) for hit in result.hits},
         note=vector.note or result.note,
         error=None,
+        paged=paged(params, result),
+    )
+
+
+PER_PAGE: Final = 10
+
+
+def page_of(params: Mapping[str, Any]) -> tuple[int, int]:
+    """The page asked for (1 = first) and its size (``limit``: results per page)."""
+    try:
+        size = max(1, min(MAX_LIMIT, int(text(params, "limit") or PER_PAGE)))
+        number = max(1, int(text(params, "page") or 1))
+    except ValueError as exc:
+        raise ValueError("page and results per page are whole numbers") from exc
+    return min(number, -(-MAX_LIMIT // size)), size
+
+
+def asked_limit(params: Mapping[str, Any]) -> int:
+    """How many hits to ask for: every page up to the one shown, and one more (to know
+    whether there is a next page), at most the search's own cap."""
+    number, size = page_of(params)
+    return min(MAX_LIMIT, number * size + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Paged:
+    """The hits of one page of results, and the links to its neighbours."""
+
+    hits: tuple[SearchHit, ...]
+    first: int
+    """The place (1 = best) of this page's first hit."""
+    previous: str | None
+    next: str | None
+    capped: bool
+    """Whether the search's cap (``MAX_LIMIT`` hits) ends the results here."""
+
+
+def paged(params: Mapping[str, Any], result: SearchResult) -> Paged:
+    number, size = page_of(params)
+    start = (number - 1) * size
+    kept = {k: v for k, v in params.items() if k in FIELDS or k == "include_archived"}
+
+    def link(to: int) -> str:
+        return "/search?" + urlencode({**kept, "page": to})
+
+    more = len(result.hits) > start + size
+    return Paged(
+        hits=result.hits[start : start + size],
+        first=start + 1,
+        previous=link(number - 1) if number > 1 else None,
+        next=link(number + 1) if more and start + size < MAX_LIMIT else None,
+        capped=not more and len(result.hits) >= MAX_LIMIT,
     )
 
 

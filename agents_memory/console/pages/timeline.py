@@ -22,6 +22,7 @@ from agents_memory.console.live import LiveFeed
 from agents_memory.errors import AgentsMemoryError
 from agents_memory.store.owner import console as console_store
 from agents_memory.store.owner.console import ConsoleTurn, Cursor, TimelineFilters
+from agents_memory.store.owner.known_values import KnownValues, known_values
 from agents_memory.store.projects import resolve_project
 
 PAGE_SIZE: Final = 50
@@ -63,16 +64,16 @@ async def timeline(request: Request) -> Response:
         return console.render(request, "timeline.html", status_code=400, error=str(exc), **_blank())
     before = _cursor(text(params, "before"))
 
-    def page(conn: psycopg.Connection[Any]) -> tuple[list[ConsoleTurn], int]:
+    def page(conn: psycopg.Connection[Any]) -> tuple[list[ConsoleTurn], int, KnownValues]:
         if filters.project:
             resolve_project(conn, filters.project)  # a misspelt one is named, not empty
         rows = console_store.timeline_page(
             conn, console.user_id, filters, before=before, limit=PAGE_SIZE
         )
-        return rows, console_store.newest_id(conn)
+        return rows, console_store.newest_id(conn), known_values(conn, console.user_id)
 
     try:
-        rows, newest = await console.read(page)
+        rows, newest, known = await console.read(page)
     except AgentsMemoryError as exc:
         return console.render(request, "timeline.html", status_code=400, error=str(exc), **_blank())
     kept = query_string(params, *FILTERS)
@@ -91,6 +92,7 @@ async def timeline(request: Request) -> Response:
         older=older,
         live=live,
         error=None,
+        known=known,
     )
 
 
@@ -101,6 +103,7 @@ def _blank() -> dict[str, Any]:
         "platforms": [],
         "older": None,
         "live": None,
+        "known": KnownValues([], [], []),
     }
 
 

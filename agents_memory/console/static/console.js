@@ -1,6 +1,22 @@
 // The memory console's only script (no dependencies): the live timeline over server-sent
-// events, and keyboard shortcuts. Rows arrive as HTML the server rendered and escaped.
+// events, times in the viewer's zone, and keyboard shortcuts. Rows arrive as HTML the server
+// rendered and escaped.
 "use strict";
+
+// Times arrive as <time datetime="...Z">... UTC</time>; shown in the viewer's own zone.
+function localTimes(root) {
+  const zone = new Intl.DateTimeFormat(undefined, { timeZoneName: "short" });
+  const two = (n) => String(n).padStart(2, "0");
+  root.querySelectorAll("time[datetime]").forEach((node) => {
+    const at = new Date(node.getAttribute("datetime"));
+    if (Number.isNaN(at.getTime())) return;
+    const name = zone.formatToParts(at).find((part) => part.type === "timeZoneName");
+    node.title = node.textContent;
+    node.textContent = `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ` +
+      `${two(at.getHours())}:${two(at.getMinutes())}${name ? " " + name.value : ""}`;
+    node.classList.add("local");
+  });
+}
 
 function startLive() {
   const state = document.getElementById("live-state");
@@ -17,6 +33,7 @@ function startLive() {
     );
     fresh.reverse().forEach((row) => {
       row.classList.add("fresh");
+      localTimes(row);
       turns.prepend(row);
     });
   });
@@ -51,6 +68,7 @@ function startKeys() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  localTimes(document);
   startLive();
   startKeys();
 });

@@ -156,7 +156,8 @@ def clear_row_errors(conn: psycopg.Connection[Any], memory_ids: Sequence[int], j
 
 # --- the embedder's queue ------------------------------------------------------------------
 def _claim_order(newest_first: bool) -> str:
-    return " ORDER BY m.is_active DESC, " + ("m.id DESC" if newest_first else "m.created_at, m.id")
+    newest = "m.message_at DESC, m.id DESC"
+    return " ORDER BY m.is_active DESC, " + (newest if newest_first else "m.created_at, m.id")
 
 
 def unembedded_candidates(
@@ -193,8 +194,9 @@ def claim_unembedded(
     ids: Sequence[int] | None = None,
 ) -> list[tuple[int, str]]:
     """Lock up to ``limit`` rows without a vector (only rows of ``ids`` when given): active
-    first, then the newest (highest id, index ``memory_embed_claim``: a turn captured a moment
-    ago is embedded before an old backlog), skipping rows in a cooldown and rows another
+    first, then the newest turn (by when it was said, index ``memory_embed_claim_time``: a turn
+    captured a moment ago is embedded before an old backlog, and imported history from its
+    newest end), skipping rows in a cooldown and rows another
     transaction holds. ``newest_first=False`` is the order before issue 24 (oldest first),
     kept for benchmarks. Returns ``(id, text to embed)`` pairs: the message after the end of
     the turn before it (:mod:`agents_memory.store.passages`)."""
@@ -277,6 +279,9 @@ class JobRun:
     """The last run that processed or failed a row."""
     total_processed: int = 0
     total_failed: int = 0
+    rate_per_sec: float | None = None
+    """Rows per second over the worker's recent ticks (``_RATE_SQL``)."""
+    rate_at: datetime | None = None
 
 
 @dataclass(slots=True)
@@ -297,6 +302,26 @@ class JobReport:
         return bool(self.processed or self.failed)
 
 
+_SAMPLE = "coldpath_runs.processed / extract(epoch FROM EXCLUDED.ran_at - coldpath_runs.ran_at)"
+_MEASURED = (
+    " coldpath_runs.processed > 0 AND EXCLUDED.ran_at > coldpath_runs.ran_at"
+    " AND EXCLUDED.ran_at - coldpath_runs.ran_at <= interval '15 minutes'"
+)
+_RATE_SQL = (
+    "  rate_per_sec = CASE WHEN" + _MEASURED + " THEN CASE WHEN coldpath_runs.rate_at IS NULL"
+    "   OR coldpath_runs.rate_at < EXCLUDED.ran_at - interval '1 hour' THEN "
+    + _SAMPLE
+    + "   ELSE 0.7 * coldpath_runs.rate_per_sec + 0.3 * "
+    + _SAMPLE
+    + " END"
+    " ELSE coldpath_runs.rate_per_sec END,"
+    "  rate_at = CASE WHEN" + _MEASURED + " THEN EXCLUDED.ran_at ELSE coldpath_runs.rate_at END"
+)
+"""A job's measured rate: the rows its previous run did over the time from that run's tick to
+this one's (the worker's own wall-clock progress, other jobs and waits included), averaged
+over recent ticks; a gap over 15 minutes is idling, not progress, and measures nothing."""
+
+
 def record_run(
     conn: psycopg.Connection[Any], report: JobReport, *, now: datetime, device_name: str
 ) -> None:
@@ -314,7 +339,7 @@ def record_run(
         "  notes = EXCLUDED.notes,"
         "  worked_at = coalesce(EXCLUDED.worked_at, coldpath_runs.worked_at),"
         "  total_processed = coldpath_runs.total_processed + EXCLUDED.processed,"
-        "  total_failed = coldpath_runs.total_failed + EXCLUDED.failed",
+        "  total_failed = coldpath_runs.total_failed + EXCLUDED.failed," + _RATE_SQL,
         {
             "job": report.name,
             "now": now,
@@ -333,7 +358,8 @@ def record_run(
 def last_runs(conn: psycopg.Connection[Any]) -> list[JobRun]:
     rows = conn.execute(
         "SELECT job, ran_at, device_name, processed, failed, skipped, llm_calls, heuristic,"
-        " notes, worked_at, total_processed, total_failed FROM coldpath_runs ORDER BY job"
+        " notes, worked_at, total_processed, total_failed, rate_per_sec, rate_at"
+        " FROM coldpath_runs ORDER BY job"
     ).fetchall()
     return [
         JobRun(
@@ -349,6 +375,8 @@ def last_runs(conn: psycopg.Connection[Any]) -> list[JobRun]:
             r[9],
             int(r[10]),
             int(r[11]),
+            r[12],
+            r[13],
         )
         for r in rows
     ]

@@ -18,7 +18,8 @@ from agents_memory.coldpath.text import slugify
 
 GENERIC = frozenset(
     {
-        "code", "desktop", "dev", "documents", "downloads", "git", "github", "home", "projects",
+        "code", "desktop", "dev", "documents", "downloads", "git", "github", "home", "proj",
+        "project", "projects",
         "repo", "repos", "repositories", "root", "src", "source", "tmp", "temp", "users", "work",
         "workspace", "workspaces", "sandbox", "scratch",
     }

@@ -28,6 +28,7 @@ from psycopg.rows import dict_row
 from agents_memory.adapters import all_adapters
 from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
+from agents_memory.coldpath.folder_project import folder_project
 from agents_memory.coldpath.text import keyword_tags, normalize_tags
 from agents_memory.config import Settings
 from agents_memory.recall.session import brief_for
@@ -237,8 +238,9 @@ def check_rows(
     conn: psycopg.Connection[Any], pool: Pool, rows: list[dict[str, Any]], *, with_llm: bool
 ) -> None:
     """Every row embedded with the current model and tagged; the project from the git root
-    of the turn's cwd first (a repository no tag owned becomes its own confirmed tag), the LLM
-    only for rows without one."""
+    of the turn's cwd first (a repository no tag owned becomes its own confirmed tag), or of
+    the repository the transcript recorded, then from the folder's name when it names one
+    (:func:`folder_project`), the LLM only for rows without either."""
     assert all(r["embedded"] and r["embedding_model"] == TEST_MODEL for r in rows)
     assert all(r["tag_processed"] and r["cold_error"] is None for r in rows)
     for r in rows:
@@ -246,6 +248,11 @@ def check_rows(
             assert r["p_tag"] == "atlas", r
         elif r["git_root"] == str(pool.beacon):
             assert r["p_tag"] == "beacon", r
+        elif r["git_remote"]:  # a repository the transcript recorded (Codex's git metadata)
+            name = r["git_remote"].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+            assert r["p_tag"] == name.lower(), r
+        elif folder_project(r["cwd"]) is not None:
+            assert r["p_tag"] == folder_project(r["cwd"]), r
         else:
             assert r["p_tag"] == (NOTES if with_llm else None), r
     assert len([r for r in rows if r["git_root"] == str(pool.beacon)]) == 4

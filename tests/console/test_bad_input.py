@@ -60,6 +60,7 @@ FORMS: dict[str, tuple[str, ...]] = {
     "/projects/alias": ("source", "target"),
     "/projects/unalias": ("source",),
     "/projects/registry": ("name", "kind", "paused", "description"),
+    "/projects/file": ("folder", "has_folder", "project"),
     "/import/apply": ("upload",),
     "/import": ("bundle",),
 }

@@ -84,9 +84,13 @@ def test_transcript_markup_is_shown_as_text_everywhere(client: TestClient) -> No
         client.get("/session?platform=claude-code&id=evil-session").text,
         client.get("/search?q=owned+alert+onerror").text,
     ]
-    for html in pages:
+    for html in pages[:2]:
         assert "<script>alert" not in html and "<img src=x" not in html
         assert "&lt;script&gt;alert(&#39;owned&#39;)&lt;/script&gt;" in html
+    # Search renders the hit as Markdown with the searched words marked: still text, never markup.
+    found = pages[2]
+    assert "<script>alert" not in found and "<img src=x" not in found
+    assert "&lt;script&gt;<mark>alert</mark>" in found and "&lt;img src=x" in found
 
 
 def test_no_page_loads_anything_from_another_origin(client: TestClient) -> None:

@@ -14,7 +14,9 @@ from agents_memory.adapters import short_platform
 from agents_memory.cli.common import debug_option, settings_from
 from agents_memory.cli.tables import table_console
 from agents_memory.cli.vocabulary import (
+    file_option,
     json_option,
+    kind_option,
     platform_filter_option,
     project_option,
     since_option,
@@ -44,6 +46,8 @@ _HINTS = {
     "platform": "--platform",
     "role": "--role",
     "limit": "--limit",
+    "kind": "--kind",
+    "file": "--file",
 }
 """The option each argument of the search request is typed as."""
 
@@ -67,6 +71,8 @@ _HINTS = {
     "--limit", type=click.IntRange(1, MAX_LIMIT), default=10, show_default=True, help="Results."
 )
 @click.option("--include-archived", is_flag=True, help="Also search archived rows.")
+@kind_option()
+@file_option()
 @json_option("the result")
 @click.option(
     "--why", is_flag=True, help="Also show why each row ranks (its full-text and vector ranks)."
@@ -85,10 +91,14 @@ def search(
     device_scope: str,
     limit: int,
     include_archived: bool,
+    kind: str | None,
+    file_: str | None,
     as_json: bool,
     why: bool,
 ) -> None:
-    """Search memories: full-text and vector arms fused, newest first with no QUERY.
+    """Search memories: full-text and vector arms fused, newest first with no QUERY. The
+    agents' tool calls (paths, commands, error text) are searched too; a turn found through
+    one lists it under its message.
 
     Without an embedding backend (EMBEDDING_BACKEND=none, or the model cannot load) the search
     runs full-text only and says so on stderr.
@@ -107,6 +117,8 @@ def search(
             device_scope=device_scope,
             limit=limit,
             include_archived=include_archived,
+            kind=kind,
+            file=file_,
         )
         request.period(now)  # a date it cannot read is refused before any search
     except SearchArgumentError as exc:
@@ -210,7 +222,7 @@ def _print_table(result: dict[str, Any], *, why: bool = False) -> None:
         cells = [str(hit["id"]), when, hit.get("p_tag_name") or "-", who + marks]
         if why:
             cells.append(_why(result["used"], hit.get("why") or {}, hit.get("confidence")))
-        cells.append(message)
+        cells.append(message + "".join(f"\n  {a['line']}" for a in hit.get("actions") or ()))
         table.add_row(*(Text(cell) for cell in cells))
     console.print(table)
 

@@ -17,45 +17,13 @@ import psycopg
 
 from agents_memory.store import actions as action_store
 from agents_memory.store.actions import ActionQuery, ActionRow
-
-LINE_SUBJECT_CHARS: Final = 120
-"""The most of a command line (its first line) or an error line one action's line shows."""
+from agents_memory.store.search.action_text import ACTION_KINDS, action_line
 
 MAX_PER_TURN: Final = 12
 """The actions one turn lists inline; the rest are counted (``… and N more``)."""
 
-KINDS: Final = ("edit", "write", "read", "shell", "search", "web", "mcp", "agent", "other")
+KINDS: Final = ACTION_KINDS
 OUTCOMES: Final = ("ok", "error", "interrupted", "unknown")
-
-
-def _first_line(text: str, limit: int = LINE_SUBJECT_CHARS) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    more = len(line) > limit or "\n" in text.strip()
-    return (line[: limit - 1] + "…") if len(line) > limit else line + ("…" if more else "")
-
-
-def action_line(row: ActionRow) -> str:
-    """One action on one line: kind, what it acted on, its diffstat, how it ended (with the
-    first error line of a failure)."""
-    if row.command:
-        subject = f"`{_first_line(row.command)}`"
-    elif row.targets:
-        subject = ", ".join(row.targets[:3]) + (" …" if len(row.targets) > 3 else "")
-    else:
-        subject = row.tool
-    if row.kind == "other" and subject != row.tool:
-        subject = f"{row.tool} {subject}"
-    if row.command and row.targets:
-        subject += f" ({', '.join(row.targets[:2])})"
-    stat = ""
-    if row.lines_added is not None or row.lines_removed is not None:
-        stat = f" +{row.lines_added or 0}/-{row.lines_removed or 0}"
-    outcome = row.outcome
-    if row.exit_code:
-        outcome += f" (exit {row.exit_code})"
-    if row.outcome in ("error", "interrupted") and row.excerpt:
-        outcome += f": {_first_line(row.excerpt)}"
-    return f"{row.kind} {subject}{stat} → {outcome}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,6 +60,8 @@ def prepare_search(
             device_name=device_name,
             include_archived=request.include_archived,
             limit=request.limit,
+            action_kind=request.kind,
+            action_file=request.file,
         )
     except ValueError as exc:
         raise SearchArgumentError(str(exc)) from exc

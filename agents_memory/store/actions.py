@@ -358,11 +358,12 @@ _FTS: Final = "action_fts(a.tool, a.targets, a.command, a.excerpt)"
 
 
 def glob_to_like(pattern: str) -> str:
-    """A glob (``*``, ``?``) as a LIKE pattern (``%``, ``_``, the rest escaped). A pattern
-    without a wildcard matches the path anywhere at its end (``store/actions.py``)."""
+    """A path, a part of one or a glob (``*``, ``?``) as a LIKE pattern (``%``, ``_``, the
+    rest escaped). Without a wildcard the text may stand anywhere in the path (``reconcile``
+    finds ``src/sync/reconcile.py``); a glob matches the whole path."""
     escaped = pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     like = escaped.replace("*", "%").replace("?", "_")
-    return like if ("*" in pattern or "?" in pattern) else f"%{like}"
+    return like if ("*" in pattern or "?" in pattern) else f"%{like}%"
 
 
 def find_actions(

@@ -23,8 +23,20 @@ from agents_memory.recall.search_request import SearchRequest
 from agents_memory.store.owner import console as console_store
 from agents_memory.store.owner.console import ConsoleTurn, CoveringSummary
 from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchResult
+from agents_memory.store.search.action_text import ACTION_KINDS, action_line
 
-FIELDS = ("q", "project", "since", "until", "role", "platform", "device_scope", "limit")
+FIELDS = (
+    "q",
+    "project",
+    "since",
+    "until",
+    "role",
+    "platform",
+    "device_scope",
+    "limit",
+    "kind",
+    "file",
+)
 
 
 def request_of(params: Mapping[str, Any]) -> SearchRequest:
@@ -42,6 +54,8 @@ def request_of(params: Mapping[str, Any]) -> SearchRequest:
         device_scope=text(params, "device_scope") or "global",
         limit=min(MAX_LIMIT, int(text(params, "limit") or 20)),
         include_archived=bool(params.get("include_archived")),
+        kind=text(params, "kind"),
+        file=text(params, "file"),
     )
 
 
@@ -54,8 +68,9 @@ async def search_page(request: Request) -> Response:
     page: dict[str, Any] = {
         "values": values,
         "platforms": [a.name for a in console.catalog.adapters],
+        "kinds": ACTION_KINDS,
     }
-    if text(params, "q") is None:
+    if text(params, "q") is None and not (text(params, "kind") or text(params, "file")):
         return console.render(request, "search.html", **page, result=None, error=None)
     now = datetime.now().astimezone()
     try:
@@ -78,6 +93,7 @@ async def search_page(request: Request) -> Response:
         **page,
         result=result,
         why={hit.id: why_line(result, hit.why) for hit in result.hits},
+        acted={hit.id: [action_line(a) for a in hit.actions] for hit in result.hits},
         note=vector.note or result.note,
         error=None,
     )
@@ -94,6 +110,8 @@ def why_line(result: SearchResult, why: MatchWhy) -> str:
         parts.append(f"similarity {why.similarity:.2f}")
     if why.words_matched is not None:
         parts.append(f"{why.words_matched} word(s) found")
+    if why.action_rank is not None:
+        parts.append(f"action #{why.action_rank}")
     if why.score is not None:
         parts.append(f"score {why.score:.4f}")
     return ", ".join(parts) or result.used

@@ -26,6 +26,7 @@ from agents_memory.recall.state import ServerState
 from agents_memory.server.tools.context import ServerContext, state_of
 from agents_memory.server.tools.text import Text
 from agents_memory.store.search import HIT_MAX_CHARS
+from agents_memory.store.search.action_text import ActionKind
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,8 @@ class SearchHitOut(BaseModel):
     cwd: str | None = None
     similarity: float | None = None
     confidence: float | None = None
+    found_by_action: bool = False
+    actions: list[dict[str, Any]] = []
     why: dict[str, Any] = {}
 
 
@@ -169,6 +172,16 @@ def register(server: MCPServer[Any]) -> None:
         include_archived: Annotated[
             bool, Field(description="Also search archived (older or removed) memories.")
         ] = False,
+        kind: Annotated[
+            ActionKind | None,
+            Field(description="Only turns that made a tool call of this kind."),
+        ] = None,
+        file: Annotated[
+            Text | None,
+            Field(
+                description="Only turns that touched this path (a part of it, or a glob with *)."
+            ),
+        ] = None,
         p_tag: OldName = None,
         date_range: OldName = None,
         agent_platform: OldName = None,
@@ -176,8 +189,11 @@ def register(server: MCPServer[Any]) -> None:
         """Search the shared memory of all agents: full-text and meaning, newest first when
         equally relevant. Use it before assuming what was decided, named or preferred.
         Put identifiers, file paths and error messages in the query verbatim, and name the
-        project and the day (YYYY-MM-DD) when you know them: they narrow the search. Each
-        result has a confidence; ``weak`` true (with a note) means nothing matched well."""
+        project and the day (YYYY-MM-DD) when you know them: they narrow the search. The
+        agents' tool calls (files edited, commands run, errors seen) are searched too: a
+        result found through one lists it under ``actions``; ``kind`` and ``file`` keep only
+        turns that made such a call. Each result has a confidence; ``weak`` true (with a
+        note) means nothing matched well."""
         request = search_request_of(
             query=query,
             project=project,
@@ -188,6 +204,8 @@ def register(server: MCPServer[Any]) -> None:
             device_scope=device_scope,
             limit=limit,
             include_archived=include_archived,
+            kind=kind,
+            file=file,
             # the older names, still accepted for one release but left out of the schema
             p_tag=p_tag,
             date_range=date_range,

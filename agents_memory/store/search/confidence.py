@@ -33,11 +33,12 @@ class Assessment:
 
 def coverage(words: Set[str], hit: SearchHit) -> float:
     """The share of ``words`` (content words, :attr:`ParsedQuery.words`) the hit holds (in its
-    text or its working directory), plus the share a named day stands for when the hit got
-    that bonus."""
+    text, its working directory or the actions found for it), plus the share a named day
+    stands for when the hit got that bonus."""
     if not words:
         return 0.0
-    own = {stem(w) for w in WORD.findall(f"{hit.message} {hit.cwd or ''}".lower())}
+    acted = " ".join(a.text() for a in hit.actions)
+    own = {stem(w) for w in WORD.findall(f"{hit.message} {hit.cwd or ''} {acted}".lower())}
     share = len(words & own) / len(words)
     if hit.why.date_boost:
         share = min(1.0, share + 0.5)

@@ -155,3 +155,17 @@ def content_words(text: str) -> frozenset[str]:
         for w in WORD.findall(text.lower())
         if len(w) > 1 and w not in _STOP and not w.isdigit()
     )
+
+
+def action_terms(text: str, limit: int = 16) -> tuple[str, ...]:
+    """The words of ``text`` an action's full text is searched for: content words (no stop
+    words, no bare numbers), each as the crude stem (:func:`stem`), in the query's order. An
+    action's text is split at every non-alphanumeric character, unstemmed (migration 0015), so
+    each word is looked up as a prefix: ``migrations`` finds ``migration.py``."""
+    found: list[str] = []
+    for word in WORD.findall(text.lower()):
+        if len(word) < 2 or word in _STOP or word.isdigit():
+            continue
+        if stem(word) not in found:
+            found.append(stem(word))
+    return tuple(found[:limit])

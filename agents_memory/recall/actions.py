@@ -17,10 +17,16 @@ import psycopg
 
 from agents_memory.store import actions as action_store
 from agents_memory.store.actions import ActionQuery, ActionRow
-from agents_memory.store.search.action_text import ACTION_KINDS, action_line
+from agents_memory.store.search import actions as search_actions
+from agents_memory.store.search.action_text import ACTION_KINDS, FoundAction, action_line
+from agents_memory.store.search.scope import filter_sql
+from agents_memory.store.search.types import SearchFilters
 
 MAX_PER_TURN: Final = 12
 """The actions one turn lists inline; the rest are counted (``… and N more``)."""
+
+MAX_SHOWN: Final = 50
+"""The actions the console lists under one turn."""
 
 KINDS: Final = ACTION_KINDS
 OUTCOMES: Final = ("ok", "error", "interrupted", "unknown")
@@ -132,3 +138,20 @@ def find_actions(
     return [
         ActionHit(row, action_line(row)) for row in action_store.find_actions(conn, user_id, query)
     ]
+
+
+def actions_shown(
+    conn: psycopg.Connection[Any], user_id: int, turn_ids: Sequence[int], kind: str | None = None
+) -> dict[int, tuple[FoundAction, ...]]:
+    """The actions each of the shown turns ``turn_ids`` made (of ``kind`` when given): the
+    console's session page and its timeline list them under their turn."""
+    return search_actions.actions_of(conn, user_id, turn_ids, kind=kind, per_turn=MAX_SHOWN)
+
+
+def turns_that_acted(conn: psycopg.Connection[Any], user_id: int, kind: str) -> tuple[int, ...]:
+    """The turns that made an action of ``kind`` (those of the newest
+    :data:`~agents_memory.store.search.actions.FILTER_ACTIONS` such actions), newest first."""
+    filters = SearchFilters(action_kind=kind)
+    return search_actions.filtered_turns(
+        conn, user_id, filters, filter_sql(filters, None, user_id)
+    ).order

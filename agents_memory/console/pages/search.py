@@ -18,6 +18,7 @@ from starlette.routing import Route
 from agents_memory.console.context import console_from
 from agents_memory.console.forms import text
 from agents_memory.errors import SearchArgumentError, UnknownProjectError
+from agents_memory.recall.actions import actions_shown
 from agents_memory.recall.search import QueryVector, embed_query, prepare_search, search_user
 from agents_memory.recall.search_request import SearchRequest
 from agents_memory.store.owner import console as console_store
@@ -167,6 +168,9 @@ async def session_page(request: Request) -> Response:
         return rows, console_store.summaries_covering(conn, console.user_id, ids)
 
     rows, summaries = await console.read(load)
+    acted = await console.read(
+        lambda conn: actions_shown(conn, console.user_id, [r.id for r in rows])
+    )
     if not rows:
         return console.render(request, "gone.html", status_code=404, memory_id=None)
     projects = sorted({r.project for r in rows if r.project})
@@ -181,6 +185,8 @@ async def session_page(request: Request) -> Response:
         summaries=summaries,
         first=rows[0],
         last=rows[-1],
+        actions=acted,
+        action_count=sum(len(a) for a in acted.values()),
     )
 
 

@@ -142,6 +142,9 @@ def platform_help() -> str:
 
 
 def register(server: MCPServer[Any]) -> None:
+    """Register ``search_memory``. Long because the tool's signature is its schema: every
+    argument with the description the model reads."""
+
     # The annotations are evaluated when the tool is registered, so platform_help() lists the
     # adapters registered at that moment.
     @server.tool(annotations=ANNOTATIONS)

@@ -162,6 +162,34 @@ def filtered_turns(
     )
 
 
+def actions_of(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    turn_ids: Sequence[int],
+    *,
+    kind: str | None = None,
+    per_turn: int = 50,
+) -> dict[int, tuple[FoundAction, ...]]:
+    """The actions each of ``turn_ids`` made (those linked to it, and those of a tool-only
+    response placed in its exchange), of ``kind`` when given, in the order they were made;
+    at most ``per_turn`` each."""
+    if not turn_ids:
+        return {}
+    statement = sql.SQL(
+        "SELECT o.turn, {columns}, 0::float8 AS score FROM ("
+        " SELECT a.id, a.memory_id AS turn FROM actions a WHERE a.memory_id = ANY(%(ids)s)"
+        " UNION ALL SELECT a.id, {owner} FROM actions a {place}"
+        "  WHERE a.user_id = %(user)s AND a.memory_id IS NULL AND (a.agent_platform, a.session_id)"
+        "   IN (SELECT t.agent_platform, t.session_id FROM memory t WHERE t.id = ANY(%(ids)s))"
+        ") o JOIN actions a ON a.id = o.id"
+        " WHERE o.turn = ANY(%(ids)s) AND (%(kind)s::text IS NULL OR a.kind = %(kind)s)"
+        " ORDER BY a.started_at NULLS LAST, a.id"
+    ).format(columns=_COLUMNS, owner=_OWNER, place=_PLACE)
+    params = {"ids": list(turn_ids), "user": user_id, "kind": kind}
+    found = _turns(conn.cursor(row_factory=dict_row).execute(statement, params).fetchall(), 0)
+    return {turn: acts[:per_turn] for turn, acts in (found.actions or {}).items()}
+
+
 def action_arm(
     conn: psycopg.Connection[Any],
     user_id: int,

@@ -117,6 +117,8 @@ class ActionTurns:
     actions: dict[int, tuple[FoundAction, ...]] | None = None
     sure: float = 0.0
     """The share of the query's words the best action holds (0-1)."""
+    sessions: dict[int, tuple[str, str | None]] | None = None
+    """Each turn's (platform, session)."""
 
     def of(self, turn: int) -> tuple[FoundAction, ...]:
         return (self.actions or {}).get(turn, ())
@@ -142,7 +144,8 @@ def filtered_turns(
     """The turns (in the search's scope ``where``, alias ``m``) that made an action of the
     filters' ``kind`` / ``file``, the newest first, with those actions."""
     statement = sql.SQL(
-        "SELECT o.turn, {columns}, 0::float8 AS score FROM ("
+        "SELECT o.turn, m.agent_platform AS t_platform, m.session_id AS t_session, {columns},"
+        " 0::float8 AS score FROM ("
         " SELECT a.id, {owner} AS turn FROM actions a {place}"
         " WHERE a.user_id = {user} AND {afilter}"
         " ORDER BY a.started_at DESC NULLS LAST, a.id DESC LIMIT {cap}) o"
@@ -190,6 +193,16 @@ def actions_of(
     return {turn: acts[:per_turn] for turn, acts in (found.actions or {}).items()}
 
 
+def owner_turns(conn: psycopg.Connection[Any], action_ids: Sequence[int]) -> dict[int, int]:
+    """The turn each of ``action_ids`` belongs to (its issuing turn, or its exchange's for a
+    tool-only response): the turn a search gives for it."""
+    statement = sql.SQL(
+        "SELECT a.id, {owner} AS turn FROM actions a {place} WHERE a.id = ANY(%s)"
+    ).format(owner=_OWNER, place=_PLACE)
+    rows = conn.execute(statement, (list(action_ids),)).fetchall()
+    return {int(i): int(t) for i, t in rows if t is not None}
+
+
 def action_arm(
     conn: psycopg.Connection[Any],
     user_id: int,
@@ -224,7 +237,8 @@ def action_arm(
         "  FROM bm25 s JOIN actions a ON a.id = s.id ORDER BY score DESC, s.id DESC LIMIT {pool}),"
         " owned AS (SELECT s.id, s.score, s.held, {owner} AS turn FROM scored s"
         "  JOIN actions a ON a.id = s.id {place})"
-        " SELECT o.turn, o.held, {columns}, o.score FROM owned o JOIN actions a ON a.id = o.id"
+        " SELECT o.turn, o.held, m.agent_platform AS t_platform, m.session_id AS t_session,"
+        " {columns}, o.score FROM owned o JOIN actions a ON a.id = o.id"
         " JOIN memory m ON m.id = o.turn WHERE {where}"
         " ORDER BY o.score DESC, a.started_at DESC NULLS LAST, a.id DESC"
     ).format(
@@ -253,10 +267,13 @@ def action_arm(
 def _turns(rows: Sequence[dict[str, Any]], sure: float) -> ActionTurns:
     order: list[int] = []
     found: dict[int, list[FoundAction]] = {}
+    sessions: dict[int, tuple[str, str | None]] = {}
     for row in rows:
         turn = int(row["turn"])
         if turn not in found:
             order.append(turn)
+            if "t_platform" in row:
+                sessions[turn] = (str(row["t_platform"]), row["t_session"])
         found.setdefault(turn, []).append(
             FoundAction(
                 id=int(row["id"]),
@@ -273,4 +290,4 @@ def _turns(rows: Sequence[dict[str, Any]], sure: float) -> ActionTurns:
                 score=round(float(row["score"]), 4),
             )
         )
-    return ActionTurns(tuple(order), {k: tuple(v) for k, v in found.items()}, sure)
+    return ActionTurns(tuple(order), {k: tuple(v) for k, v in found.items()}, sure, sessions)

@@ -105,7 +105,7 @@ def _ranked(
     if not strong:
         weak = _weak(conn, user_id, query, hybrid, note, filters, tag, tuning, vector is not None)
         return replace(weak, hits=with_actions(weak.hits, shown))
-    fused = fuse(conn, hybrid.hits, arm, shown, limit=filters.limit, tuning=tuning)
+    fused = fuse(conn, user_id, hybrid.hits, arm, shown, limit=filters.limit, tuning=tuning)
     assessed = assess(query, fused, tuning)
     hits = assessed.hits
     if assessed.weak:

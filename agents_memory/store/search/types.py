@@ -180,9 +180,16 @@ class SearchTuning:
     (``rrf``), or not at all (``off``: the turns' search alone, for comparison)."""
     action_rrf_k: int = 10
     """The rank constant of that fusion: a list's first place counts 1/(k+1)."""
-    action_weight: float = 1.0
+    action_weight: float = 1.5
     """The actions list's weight in the fusion, times its sureness on the query (the share of
-    the query's content words its best action holds)."""
+    the query's content words its best action holds). Action set, tuning half, shown@5/@10:
+    0.96/0.97 with 1.5 (and ``action_session_weight`` 3), 0.96/0.97 with 2, 0.95/0.96 with 1
+    (bench/RESULTS.md)."""
+    action_session_weight: float = 3.0
+    """A turn of the actions list also gains this share of that weight at the place of its
+    session's best turn among the turns' hits. Action set, tuning half: the error questions
+    ("what error did the deploy hit while fixing the search index bug") shown@5 0.00 without
+    (1 is the same), 0.88 with 3."""
     plan_once: bool = True
     """Plan the hybrid statement once per connection for every query of the same shape (a
     prepared statement with a generic plan) instead of once per query: planning is about a

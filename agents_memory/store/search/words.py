@@ -166,6 +166,8 @@ def action_terms(text: str, limit: int = 16) -> tuple[str, ...]:
     for word in WORD.findall(text.lower()):
         if len(word) < 2 or word in _STOP or word.isdigit():
             continue
-        if stem(word) not in found:
-            found.append(stem(word))
+        plural = len(word) > 3 and word.endswith("s") and not word.endswith("ss")
+        root = stem(word[:-1] if plural else word)  # "tests" finds "test"
+        if root not in found:
+            found.append(root)
     return tuple(found[:limit])

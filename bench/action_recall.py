@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from pgvector.psycopg import register_vector
 
 from agents_memory.adapters import all_adapters
 from agents_memory.capture.backfill import backfill
@@ -93,6 +94,7 @@ def golds(conn: psycopg.Connection[Any], sessions: list[Session]) -> dict[str, t
 
 def embed(conn: psycopg.Connection[Any], texts: list[str], cache: Path) -> dict[str, Any]:
     """Vectors for every stored turn (as the Cold Path embeds it) and for ``texts``."""
+    register_vector(conn)
     rows = conn.execute(f"SELECT m.id, m.message, {PREVIOUS_SQL} FROM memory m").fetchall()
     passages = [passage_text(message, previous) for _id, message, previous in rows]
     vectors = embed_cache.embed(passages, "passage", cache, log=False)

@@ -146,6 +146,22 @@ class Session:
     calls: list[Call] = field(default_factory=list)
     closing: str = ""
     question: Question | None = None
+    more: list[Session] = field(default_factory=list)
+    """Further tasks written into this session's file, after its own (a long session)."""
+
+    def tasks(self) -> list[Session]:
+        return [self, *self.more]
+
+
+def merged(sessions: list[Session], per_file: int) -> list[Session]:
+    """``sessions`` grouped ``per_file`` to a file (the first one's id, client and project)."""
+    out = []
+    for i in range(0, len(sessions), per_file):
+        head, *rest = sessions[i : i + per_file]
+        same = [r for r in rest if r.platform == head.platform]
+        out.append(Session(head.id, head.platform, head.project, head.lang, head.start,
+                           head.prompt, head.calls, head.closing, head.question, same))  # fmt: skip
+    return out
 
 
 def _path(project: str, lang: str, area: str, stem: str, rng: random.Random) -> str:
@@ -269,13 +285,19 @@ def claude_lines(s: Session) -> list[str]:
         parent = me
         return me
 
+    for t, task in enumerate(s.tasks()):
+        _claude_task(task, add, cwd, f"{s.id[:8]}_{t}")
+    return out
+
+
+def _claude_task(s: Session, add: Any, cwd: str, msg: str) -> None:
     add({"type": "user", "message": {"role": "user", "content": s.prompt}})
     for j, call in enumerate(s.calls):
         name, args = _claude_input(call, cwd)
         content: list[dict[str, Any]] = [{"type": "text", "text": call.text}] if call.text else []
         content.append({"type": "tool_use", "id": call.key, "name": name, "input": args})
         add({"type": "assistant", "message": {
-            "model": "claude-opus-4-6", "id": f"msg_{s.id[:8]}_{j}", "type": "message",
+            "model": "claude-opus-4-6", "id": f"msg_{msg}_{j}", "type": "message",
             "role": "assistant", "content": content}})  # fmt: skip
         output = (f"Exit code 1\n{call.output}" if call.failed else call.output) or "ok"
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.key,
@@ -284,9 +306,8 @@ def claude_lines(s: Session) -> list[str]:
         add({"type": "user", "message": {"role": "user", "content": [result]},
              "toolUseResult": extra if call.kind == "shell" else output})  # fmt: skip
     add({"type": "assistant", "message": {
-        "model": "claude-opus-4-6", "id": f"msg_{s.id[:8]}_end", "type": "message",
+        "model": "claude-opus-4-6", "id": f"msg_{msg}_end", "type": "message",
         "role": "assistant", "content": [{"type": "text", "text": s.closing}]}})  # fmt: skip
-    return out
 
 
 def _codex_call(call: Call) -> dict[str, Any]:
@@ -328,23 +349,29 @@ def codex_lines(s: Session) -> list[str]:
         )
         add("event_msg", event)
 
-    say("user", s.prompt)
-    for call in s.calls:
-        if call.text:
-            say("assistant", call.text)
-        payload = _codex_call(call)
-        add("response_item", payload)
-        if payload["type"] == "custom_tool_call":
-            done = {"output": "Success. Updated the files.", "metadata": {"exit_code": 0}}
-            add("response_item", {"type": "custom_tool_call_output", "call_id": call.key,
-                                  "output": json.dumps(done)})  # fmt: skip
-            continue
-        code = 1 if call.failed else 0
-        add("response_item", {"type": "function_call_output", "call_id": call.key,
-                              "output": json.dumps({"output": call.output, "metadata": {
-                                  "exit_code": code, "duration_seconds": 1.2}})})  # fmt: skip
-    say("assistant", s.closing)
+    for task in s.tasks():
+        say("user", task.prompt)
+        for call in task.calls:
+            if call.text:
+                say("assistant", call.text)
+            _codex_result(call, add)
+        say("assistant", task.closing)
     return out
+
+
+def _codex_result(call: Call, add: Any) -> None:
+    """A call item and its output item."""
+    payload = _codex_call(call)
+    add("response_item", payload)
+    if payload["type"] == "custom_tool_call":
+        done = {"output": "Success. Updated the files.", "metadata": {"exit_code": 0}}
+        add("response_item", {"type": "custom_tool_call_output", "call_id": call.key,
+                              "output": json.dumps(done)})  # fmt: skip
+        return
+    code = 1 if call.failed else 0
+    add("response_item", {"type": "function_call_output", "call_id": call.key,
+                          "output": json.dumps({"output": call.output, "metadata": {
+                              "exit_code": code, "duration_seconds": 1.2}})})  # fmt: skip
 
 
 def write(home: Path, sessions: list[Session]) -> int:

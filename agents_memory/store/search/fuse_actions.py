@@ -40,10 +40,11 @@ def fuse(
     *,
     limit: int,
     tuning: SearchTuning,
+    context: bool = True,
 ) -> tuple[SearchHit, ...]:
     """The page: ``hits`` (the turns' ranking) fused with the actions arm's turns ``arm``;
     each hit with its actions from ``arm``, else from ``shown`` (a ``kind`` / ``file``
-    filter's)."""
+    filter's), and with ``context`` a found turn's other actions."""
     if tuning.action_fusion == "off" or not arm.order:
         return with_actions(hits, shown)[:limit]
     k = tuning.action_rrf_k
@@ -63,7 +64,8 @@ def fuse(
     by_id = {h.id: h for h in hits}
     best = sorted(scores, key=lambda t: -scores[t])[:limit]
     by_id.update(turn_hits(conn, [t for t in best if t not in by_id]))
-    context = actions_of(conn, user_id, [t for t in best if t in action_rank], per_turn=20)
+    more = [t for t in best if t in action_rank] if context else []
+    others = actions_of(conn, user_id, more, per_turn=20)
     page: list[SearchHit] = []
     for turn in (t for t in best if t in by_id):  # a turn gone between the reads is left out
         h = by_id[turn]
@@ -72,7 +74,7 @@ def fuse(
             arms = h.why.arms if "action" in h.why.arms else (*h.why.arms, "action")
             h = replace(h, why=replace(h.why, arms=arms, action_rank=action_rank[turn]))
             ids = {a.id for a in found}
-            found = (*found, *(a for a in context.get(turn, ()) if a.id not in ids))
+            found = (*found, *(a for a in others.get(turn, ()) if a.id not in ids))
         page.append(replace(h, actions=found[:CONTEXT_ACTIONS]))
     return tuple(page)
 

@@ -105,7 +105,16 @@ def _ranked(
     if not strong:
         weak = _weak(conn, user_id, query, hybrid, note, filters, tag, tuning, vector is not None)
         return replace(weak, hits=with_actions(weak.hits, shown))
-    fused = fuse(conn, user_id, hybrid.hits, arm, shown, limit=filters.limit, tuning=tuning)
+    fused = fuse(
+        conn,
+        user_id,
+        hybrid.hits,
+        arm,
+        shown,
+        limit=filters.limit,
+        tuning=tuning,
+        context=not filters.by_action,
+    )
     assessed = assess(query, fused, tuning)
     hits = assessed.hits
     if assessed.weak:

@@ -105,9 +105,14 @@ def embed(conn: psycopg.Connection[Any], texts: list[str], cache: Path) -> dict[
 
 
 def run(
-    conn: psycopg.Connection[Any], texts: list[str], qv: dict[str, Any], tuning: SearchTuning
+    conn: psycopg.Connection[Any],
+    texts: list[str],
+    qv: dict[str, Any],
+    tuning: SearchTuning,
+    user: str = "bench",
 ) -> tuple[list[SearchResult], list[float]]:
-    uid = find_user_id(conn, "bench")
+    """Each text through the service's request and the store's search (limit 10)."""
+    uid = find_user_id(conn, user)
     assert uid is not None
     out, times = [], []
     for text in texts:

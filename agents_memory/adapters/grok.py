@@ -11,8 +11,9 @@ correctly; without that state the lines before ``offset`` are counted in the fil
 
 Turns: ``user`` lines without ``synthetic_reason``, text inside ``<user_query>…</user_query>``
 when present (anything still ``<…>``-wrapped, like a first-turn ``<user_info>``, is dropped);
-``assistant`` lines with text ``content``. ``system``, ``reasoning``, ``tool_result`` and
-``backend_tool_call`` are known and skipped; other types are counted as unknown. Model:
+``assistant`` lines with text ``content``. Their ``tool_calls``, the ``tool_result`` lines and
+``backend_tool_call`` lines become actions (:mod:`agents_memory.adapters.grok_actions`).
+``system`` and ``reasoning`` are known and skipped; other types are counted as unknown. Model:
 ``model_id``, else the model last seen, else ``summary.current_model_id``.
 
 Timestamps: Grok writes none per line, and ``message_at`` stays ``None``. ``summary.json`` only
@@ -32,6 +33,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from agents_memory.adapters import grok_actions as tools
+from agents_memory.adapters._actions import ActionLog
 from agents_memory.adapters._jsonl import iter_records, loads
 from agents_memory.adapters._text import tag_blocks
 from agents_memory.adapters.base import (
@@ -120,12 +123,24 @@ class GrokAdapter(Adapter):
         records = iter_records(
             data, issues, offset=offset, first_line=first_line, complete_tail=final
         )
+        log = ActionLog()
         for record in records:
             kind = record.data.get("type")
             if kind == "user":
                 turn = session.user_turn(record.data, record.line.number)
+                session.answering = None
             elif kind == "assistant":
                 turn = session.assistant_turn(record.data, record.line.number)
+                session.answering = turn.external_uuid if turn else session.answering
+                tools.add_calls(log, record.data, session_id=session.session_id,
+                                turn_key=session.answering, cwd=session.cwd)  # fmt: skip
+            elif kind in ("tool_result", "backend_tool_call"):
+                if kind == "tool_result":
+                    tools.add_result(log, record.data, session_id=session.session_id)
+                else:
+                    tools.add_backend_call(log, record.data, session_id=session.session_id,
+                                           turn_key=session.answering, cwd=session.cwd)  # fmt: skip
+                continue
             else:
                 if not isinstance(kind, str):
                     unknown["(no type)"] += 1
@@ -139,6 +154,7 @@ class GrokAdapter(Adapter):
             lines += 1
         return ParseResult(
             turns=turns,
+            actions=log.actions(PLATFORM),
             resume_offset=offset + end,
             state={"lines": lines, "model": session.model},
             unknown_kinds=unknown,
@@ -155,6 +171,8 @@ class _Session:
     model: str | None
     subagent: bool
     agent_name: str | None
+    answering: str | None = None
+    """The key of the assistant turn answering the last user turn (its tool calls' turn)."""
 
     @classmethod
     def open(cls, path: Path, state: JsonState) -> _Session:

@@ -69,18 +69,21 @@ def store_actions(
     platform: str,
     path: Path,
     actions: list[NewAction],
+    paused: bool | None = None,
 ) -> ActionCounts:
     """Store a read's admitted ``actions`` in the caller's transaction (after its turns):
-    nothing while capture is paused (the calls are buried instead), never a tombstoned one.
-    A batch the server rejects for its content is logged and skipped, never retried forever."""
+    nothing while capture is paused (the calls are buried instead; ``paused`` is what the
+    caller already read of the pause in this transaction, ``None``: read it here), never a
+    tombstoned one (the upsert skips those). A batch the server rejects for its content is
+    logged and skipped, never retried forever."""
     if not actions:
         return ActionCounts()
-    paused, _until = pause_store.paused_until(conn, device, platform)
+    if paused is None:
+        paused, _until = pause_store.paused_until(conn, device, platform)
     if paused:
         action_store.bury_actions(conn, user_id, [a for a in actions if a.tool], "paused")
         return ActionCounts()
-    buried = action_store.buried_among(conn, user_id, actions)
-    kept = [a for a in actions if a.identity not in buried]
+    kept = actions
     try:
         with conn.transaction():
             return action_store.upsert_actions(conn, user_id, kept)

@@ -20,6 +20,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -281,7 +282,8 @@ class Ingestor:
             what = "kept a repaired" if issue.repaired else "skipped a"
             warnings.warn("%s record at offset %d: %s", what, issue.offset, issue.reason)
         warnings.done()
-        rows = self._admissible(conn, read)
+        pause = pause_store.paused_until(conn, self.device, outcome.platform)
+        rows = self._admissible(conn, read, pause)
         counts = self._insert(conn, path, rows, outcome)
         outcome.inserted, outcome.updated = counts.inserted, counts.updated
         outcome.skipped, outcome.collisions = counts.skipped, counts.collisions
@@ -299,6 +301,7 @@ class Ingestor:
             platform=outcome.platform,
             path=path,
             actions=read.actions,
+            paused=pause[0],
         )
         outcome.actions = stored.inserted + stored.completed
         cursor_store.save_cursor(
@@ -313,14 +316,17 @@ class Ingestor:
         if counts.inserted or counts.updated:
             notify_new_memories(conn, counts.inserted + counts.updated)
 
-    def _admissible(self, conn: psycopg.Connection[Any], read: RegionRead) -> list[NewMemory]:
+    def _admissible(
+        self, conn: psycopg.Connection[Any], read: RegionRead, pause: tuple[bool, datetime | None]
+    ) -> list[NewMemory]:
         """``read``'s rows minus what the database says may not be stored now: everything
-        while capture is paused (each turn tombstoned as ``paused``), else the turns whose
-        keys have a tombstone (admission refuses them as ``forgotten``)."""
+        while capture is paused (``pause``: whether it is and until when; each turn
+        tombstoned as ``paused``), else the turns whose keys have a tombstone (admission
+        refuses them as ``forgotten``)."""
         rows, outcome = read.rows, read.outcome
         if not rows:
             return rows
-        paused, until = pause_store.paused_until(conn, self.device, outcome.platform)
+        paused, until = pause
         if paused:
             tombstone_store.bury_paused(conn, ((_turn_key(row), row.message) for row in rows))
             outcome.dropped += len(rows)

@@ -8,18 +8,21 @@ import json
 import click
 
 from agents_memory.cli.common import debug_option, settings_from
-from agents_memory.cli.vocabulary import json_option, platform_filter_option
-from agents_memory.recall.actions import KINDS, OUTCOMES, find_actions
+from agents_memory.cli.vocabulary import (
+    file_option,
+    json_option,
+    kind_option,
+    platform_filter_option,
+)
+from agents_memory.recall.actions import OUTCOMES, find_actions
 from agents_memory.store.actions import ActionQuery
 from agents_memory.store.entry import open_user_connection
 
 
 @click.command()
 @click.argument("query", nargs=-1)
-@click.option("--kind", type=click.Choice(KINDS), help="Only this kind of action.")
-@click.option(
-    "--file", "file_", metavar="PATH", help="Only actions on this path (a glob with * and ?)."
-)
+@kind_option("Only this kind of action")
+@file_option("Only actions on this path")
 @click.option("--outcome", type=click.Choice(OUTCOMES), help="Only this outcome.")
 @platform_filter_option("Only this client's actions")
 @click.option("--session", help="Only this session.")

@@ -14,7 +14,9 @@ from agents_memory.adapters import short_platform
 from agents_memory.cli.common import debug_option, settings_from
 from agents_memory.cli.tables import compact_time, table_console
 from agents_memory.cli.vocabulary import (
+    file_option,
     json_option,
+    kind_option,
     platform_filter_option,
     project_option,
     since_option,
@@ -46,6 +48,8 @@ _HINTS = {
     "limit": "--limit",
     "as_of": "--as-of",
     "queries": "--also",
+    "kind": "--kind",
+    "file": "--file",
 }
 """The option each argument of the search request is typed as."""
 
@@ -80,6 +84,8 @@ _HINTS = {
     multiple=True,
     help="Another phrasing of the same question (repeatable, up to 4), fused into one ranking.",
 )
+@kind_option()
+@file_option()
 @json_option("the result")
 @click.option(
     "--why", is_flag=True, help="Also show why each row ranks (its full-text and vector ranks)."
@@ -100,10 +106,14 @@ def search(
     include_archived: bool,
     as_of: str | None,
     also: tuple[str, ...],
+    kind: str | None,
+    file_: str | None,
     as_json: bool,
     why: bool,
 ) -> None:
-    """Search memories: full-text and vector arms fused, newest first with no QUERY.
+    """Search memories: full-text and vector arms fused, newest first with no QUERY. The
+    agents' tool calls (paths, commands, error text) are searched too; a turn found through
+    one lists it under its message.
 
     Without an embedding backend (EMBEDDING_BACKEND=none, or the model cannot load) the search
     runs full-text only and says so on stderr.
@@ -124,6 +134,8 @@ def search(
             include_archived=include_archived,
             as_of=as_of,
             queries=also,
+            kind=kind,
+            file=file_,
         )
         request.period(now)  # a date it cannot read is refused before any search
         request.moment(now)
@@ -226,7 +238,7 @@ def _print_table(result: dict[str, Any], *, why: bool = False) -> None:
         cells = [str(hit["id"]), when, hit.get("p_tag_name") or "-", who + marks]
         if why:
             cells.append(_why(result["used"], hit.get("why") or {}, hit.get("confidence")))
-        cells.append(message)
+        cells.append(message + "".join(f"\n  {a['line']}" for a in hit.get("actions") or ()))
         table.add_row(*(Text(cell) for cell in cells))
     console.print(table)
     for found in result.get("sessions") or ():  # the sessions the query names

@@ -111,3 +111,17 @@ def until_option(help_text: str = "Only turns up to the end of this day or perio
 
 def json_option(what: str) -> Decorator:
     return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON.")
+
+
+def kind_option(help_text: str = "Only turns that made a tool call of this kind") -> Decorator:
+    """``--kind``: an action's kind (edit, write, read, shell, search, web, mcp, agent, other)."""
+    from agents_memory.store.search.action_text import ACTION_KINDS
+
+    return click.option("--kind", type=click.Choice(ACTION_KINDS), help=f"{help_text}.")
+
+
+def file_option(help_text: str = "Only turns that touched this path") -> Decorator:
+    """``--file``: a path, a part of one, or a glob with ``*`` and ``?``."""
+    return click.option(
+        "--file", "file_", metavar="PATH", help=f"{help_text} (a part of it, or a glob with *)."
+    )

@@ -28,9 +28,9 @@ import psycopg
 from agents_memory.errors import BundleError
 from agents_memory.ops import bundle_format as fmt
 from agents_memory.ops.export_files import make_private_dir, open_private
-from agents_memory.recall.actions import action_line
 from agents_memory.store.actions import ActionRow
 from agents_memory.store.owner import bundle
+from agents_memory.store.search.action_text import action_line
 from agents_memory.store.session_summaries import exported_summary
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -17,45 +17,19 @@ import psycopg
 
 from agents_memory.store import actions as action_store
 from agents_memory.store.actions import ActionQuery, ActionRow
-
-LINE_SUBJECT_CHARS: Final = 120
-"""The most of a command line (its first line) or an error line one action's line shows."""
+from agents_memory.store.search import actions as search_actions
+from agents_memory.store.search.action_text import ACTION_KINDS, FoundAction, action_line
+from agents_memory.store.search.scope import filter_sql
+from agents_memory.store.search.types import SearchFilters
 
 MAX_PER_TURN: Final = 12
 """The actions one turn lists inline; the rest are counted (``… and N more``)."""
 
-KINDS: Final = ("edit", "write", "read", "shell", "search", "web", "mcp", "agent", "other")
+MAX_SHOWN: Final = 50
+"""The actions the console lists under one turn."""
+
+KINDS: Final = ACTION_KINDS
 OUTCOMES: Final = ("ok", "error", "interrupted", "unknown")
-
-
-def _first_line(text: str, limit: int = LINE_SUBJECT_CHARS) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    more = len(line) > limit or "\n" in text.strip()
-    return (line[: limit - 1] + "…") if len(line) > limit else line + ("…" if more else "")
-
-
-def action_line(row: ActionRow) -> str:
-    """One action on one line: kind, what it acted on, its diffstat, how it ended (with the
-    first error line of a failure)."""
-    if row.command:
-        subject = f"`{_first_line(row.command)}`"
-    elif row.targets:
-        subject = ", ".join(row.targets[:3]) + (" …" if len(row.targets) > 3 else "")
-    else:
-        subject = row.tool
-    if row.kind == "other" and subject != row.tool:
-        subject = f"{row.tool} {subject}"
-    if row.command and row.targets:
-        subject += f" ({', '.join(row.targets[:2])})"
-    stat = ""
-    if row.lines_added is not None or row.lines_removed is not None:
-        stat = f" +{row.lines_added or 0}/-{row.lines_removed or 0}"
-    outcome = row.outcome
-    if row.exit_code:
-        outcome += f" (exit {row.exit_code})"
-    if row.outcome in ("error", "interrupted") and row.excerpt:
-        outcome += f": {_first_line(row.excerpt)}"
-    return f"{row.kind} {subject}{stat} → {outcome}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,3 +138,20 @@ def find_actions(
     return [
         ActionHit(row, action_line(row)) for row in action_store.find_actions(conn, user_id, query)
     ]
+
+
+def actions_shown(
+    conn: psycopg.Connection[Any], user_id: int, turn_ids: Sequence[int], kind: str | None = None
+) -> dict[int, tuple[FoundAction, ...]]:
+    """The actions each of the shown turns ``turn_ids`` made (of ``kind`` when given): the
+    console's session page and its timeline list them under their turn."""
+    return search_actions.actions_of(conn, user_id, turn_ids, kind=kind, per_turn=MAX_SHOWN)
+
+
+def turns_that_acted(conn: psycopg.Connection[Any], user_id: int, kind: str) -> tuple[int, ...]:
+    """The turns that made an action of ``kind`` (those of the newest
+    :data:`~agents_memory.store.search.actions.FILTER_ACTIONS` such actions), newest first."""
+    filters = SearchFilters(action_kind=kind)
+    return search_actions.filtered_turns(
+        conn, user_id, filters, filter_sql(filters, None, user_id)
+    ).order

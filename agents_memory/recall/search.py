@@ -65,6 +65,8 @@ def prepare_search(
             include_archived=request.include_archived,
             limit=request.limit,
             as_of=moment,
+            action_kind=request.kind,
+            action_file=request.file,
         )
     except ValueError as exc:
         raise SearchArgumentError(str(exc)) from exc

@@ -21,10 +21,13 @@ from typing import Any, Literal
 from agents_memory.adapters import platform_filter
 from agents_memory.daterange import DateRange, period_bound, split_period
 from agents_memory.errors import AdapterError, SearchArgumentError
+from agents_memory.store.search.action_text import ACTION_KINDS
 from agents_memory.store.search.fusion import MAX_PHRASINGS
 from agents_memory.store.search.types import MAX_LIMIT
 
 DEFAULT_LIMIT = 10
+MAX_FILE_CHARS = 1_000
+"""The longest ``file`` filter (a path or a part of one) taken."""
 
 OLD_NAMES = {"p_tag": "project", "date_range": "since", "agent_platform": "platform"}
 """Older argument names still accepted for one release -> the name that replaced them
@@ -54,9 +57,13 @@ class SearchRequest:
     """Other phrasings of the same question, searched too and fused into one ranking
     (:mod:`agents_memory.store.search.fusion`); with ``query``, at most
     :data:`~agents_memory.store.search.fusion.MAX_PHRASINGS` in all."""
+    kind: str | None = None
+    """Only turns that made an action of this kind (edit, write, read, shell, ...)."""
+    file: str | None = None
+    """Only turns that made an action on this path (a part of it, or a glob with ``*``)."""
 
     def __post_init__(self) -> None:
-        for name in ("query", "project", "since", "until", "platform", "as_of"):
+        for name in ("query", "project", "since", "until", "platform", "as_of", "kind", "file"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise SearchArgumentError(f"{name} must be text", argument=name, value=str(value))
@@ -75,6 +82,16 @@ class SearchRequest:
         if not 1 <= self.limit <= MAX_LIMIT:
             raise SearchArgumentError(
                 f"limit must be between 1 and {MAX_LIMIT}, got {self.limit}", argument="limit"
+            )
+        if self.kind is not None and self.kind not in ACTION_KINDS:
+            raise SearchArgumentError(
+                f"kind must be one of {', '.join(ACTION_KINDS)}, got {self.kind!r}",
+                argument="kind",
+                value=self.kind,
+            )
+        if self.file is not None and len(self.file) > MAX_FILE_CHARS:
+            raise SearchArgumentError(
+                f"file is longer than {MAX_FILE_CHARS} characters", argument="file"
             )
         if not isinstance(self.include_archived, bool):
             raise SearchArgumentError("include_archived must be true or false")

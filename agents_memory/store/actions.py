@@ -21,8 +21,8 @@ the excerpt passed the same redaction and private-span removal as turns.
 Forgetting: :func:`forget_actions` deletes the actions of forgotten turns (and of a session
 none of whose turns is left) with a ``forgotten`` action tombstone each (the action's identity,
 no text; table ``action_tombstones``, apart from the turns' so their counts stay the turns'); a
-paused capture buries the batch's actions as ``paused`` (:func:`bury_actions`). Capture looks
-a batch's tombstones up once (:func:`buried_among`) and stores none of those.
+paused capture buries the batch's actions as ``paused`` (:func:`bury_actions`). The upsert
+stores none that has a tombstone (checked in its own statement: no round trip of its own).
 """
 
 from __future__ import annotations
@@ -115,19 +115,19 @@ WITH i AS (
         (SELECT m.id FROM memory m WHERE m.user_id = %(user)s AND m.agent_platform = i.p
             AND m.session_id = i.s AND m.role = 'assistant'
             AND m.external_uuid IN (i.tk, i.stk) LIMIT 1) AS issuer
-    FROM unnest(%(p)s::text[], %(s)s::text[], %(k)s::text[], %(tk)s::text[], %(stk)s::text[],
-        %(tool)s::text[], %(kind)s::text[], %(targets)s::jsonb[], %(cmd)s::text[],
-        %(outcome)s::text[], %(code)s::int[], %(excerpt)s::text[], %(added)s::int[],
-        %(removed)s::int[], %(at)s::timestamptz[], %(ms)s::int[], %(dev)s::text[])
-        AS i(p, s, k, tk, stk, tool, kind, targets, cmd, outcome, code, excerpt, added, removed,
-             at, ms, dev)
+    FROM jsonb_to_recordset(%(rows)s::jsonb) AS i(p text, s text, k text, tk text, stk text,
+        tool text, kind text, targets text[], cmd text, outcome text, code int, excerpt text,
+        added int, removed int, at timestamptz, ms int, dev text)
+    WHERE NOT EXISTS (SELECT 1 FROM action_tombstones t WHERE t.user_id = %(user)s
+        AND t.agent_platform = i.p AND t.session_id IS NOT DISTINCT FROM i.s
+        AND t.external_key = i.k)
 )
 INSERT INTO actions AS a (user_id, agent_platform, session_id, external_key, turn_key,
     memory_id, tool, kind, targets, command, outcome, exit_code, excerpt, lines_added,
     lines_removed, started_at, duration_ms, device_name)
 SELECT %(user)s, i.p, i.s, i.k, CASE WHEN i.issuer IS NULL THEN i.tk END,
     i.issuer,
-    i.tool, i.kind, nullif(ARRAY(SELECT jsonb_array_elements_text(i.targets)), '{}'), i.cmd,
+    i.tool, i.kind, nullif(i.targets, '{}'), i.cmd,
     i.outcome, i.code, i.excerpt, i.added, i.removed, i.at, i.ms, i.dev
 FROM i
 ON CONFLICT ON CONSTRAINT actions_identity DO UPDATE SET
@@ -143,9 +143,10 @@ ON CONFLICT ON CONSTRAINT actions_identity DO UPDATE SET
     duration_ms = coalesce(EXCLUDED.duration_ms, a.duration_ms)
 RETURNING (xmax = 0)
 """
-"""Long because it is one SQL statement: the batch as arrays, the link to the issuing turn
-(under its key or its session-scoped key), and the merge of a call read again with what a
-later read learnt of its result."""
+"""Long because it is one SQL statement: the batch as one JSON document (one parameter: no
+per-column array to encode), never an action with a tombstone (forgotten, or read while
+paused), the link to the issuing turn (under its key or its session-scoped key), and the merge
+of a call read again with what a later read learnt of its result."""
 
 _PRINTS_FILES: Final = "^\\s*(\\S*/)?(" + "|".join(sorted(LOOKING_COMMANDS)) + ")(\\s|$)"
 """A command line that prints files or a listing (its output is never kept on success)."""
@@ -200,30 +201,35 @@ def upsert_actions(
 
 
 def _upsert_params(user_id: int, rows: list[NewAction]) -> dict[str, Any]:
+    """The batch as one JSON document (``jsonb_to_recordset``)."""
     return {
         "user": user_id,
-        "p": [r.agent_platform for r in rows],
-        "s": [r.session_id for r in rows],
-        "k": [r.external_key for r in rows],
-        "tk": [r.turn_key for r in rows],
-        "stk": [
-            scoped_key(r.turn_key, r.agent_platform, r.session_id, "assistant")
-            if r.turn_key
-            else None
-            for r in rows
-        ],
-        "tool": [r.tool for r in rows],
-        "kind": [r.kind for r in rows],
-        "targets": [Jsonb(list(r.targets)) for r in rows],
-        "cmd": [r.command for r in rows],
-        "outcome": [r.outcome for r in rows],
-        "code": [r.exit_code for r in rows],
-        "excerpt": [r.excerpt for r in rows],
-        "added": [r.lines_added for r in rows],
-        "removed": [r.lines_removed for r in rows],
-        "at": [r.started_at for r in rows],
-        "ms": [r.duration_ms for r in rows],
-        "dev": [r.device_name for r in rows],
+        "rows": Jsonb(
+            [
+                {
+                    "p": r.agent_platform,
+                    "s": r.session_id,
+                    "k": r.external_key,
+                    "tk": r.turn_key,
+                    "stk": scoped_key(r.turn_key, r.agent_platform, r.session_id, "assistant")
+                    if r.turn_key
+                    else None,
+                    "tool": r.tool,
+                    "kind": r.kind,
+                    "targets": list(r.targets),
+                    "cmd": r.command,
+                    "outcome": r.outcome,
+                    "code": r.exit_code,
+                    "excerpt": r.excerpt,
+                    "added": r.lines_added,
+                    "removed": r.lines_removed,
+                    "at": r.started_at.isoformat() if r.started_at else None,
+                    "ms": r.duration_ms,
+                    "dev": r.device_name,
+                }
+                for r in rows
+            ]
+        ),
     }
 
 
@@ -250,25 +256,6 @@ def bury_actions(
         (user_id, reason, platforms, sessions, raw),
     )
     return cur.rowcount
-
-
-def buried_among(
-    conn: psycopg.Connection[Any], user_id: int, actions: Sequence[NewAction]
-) -> frozenset[ActionKey]:
-    """Which of ``actions`` have a tombstone (one query for the batch)."""
-    keys = sorted({a.identity for a in actions}, key=repr)
-    if not keys:
-        return frozenset()
-    platforms, sessions, raw = (list(column) for column in zip(*keys, strict=True))
-    rows = conn.execute(
-        "SELECT t.agent_platform, t.session_id, t.external_key FROM action_tombstones t"
-        " JOIN unnest(%s::text[], %s::text[], %s::text[]) AS i(p, s, k)"
-        "   ON t.agent_platform = i.p AND t.session_id IS NOT DISTINCT FROM i.s"
-        "   AND t.external_key = i.k"
-        " WHERE t.user_id = %s",
-        (platforms, sessions, raw, user_id),
-    ).fetchall()
-    return frozenset((str(p), s, str(k)) for p, s, k in rows)
 
 
 def forget_actions(conn: psycopg.Connection[Any], user_id: int, memory_ids: Sequence[int]) -> int:
@@ -358,11 +345,12 @@ _FTS: Final = "action_fts(a.tool, a.targets, a.command, a.excerpt)"
 
 
 def glob_to_like(pattern: str) -> str:
-    """A glob (``*``, ``?``) as a LIKE pattern (``%``, ``_``, the rest escaped). A pattern
-    without a wildcard matches the path anywhere at its end (``store/actions.py``)."""
+    """A path, a part of one or a glob (``*``, ``?``) as a LIKE pattern (``%``, ``_``, the
+    rest escaped). Without a wildcard the text may stand anywhere in the path (``reconcile``
+    finds ``src/sync/reconcile.py``); a glob matches the whole path."""
     escaped = pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     like = escaped.replace("*", "%").replace("?", "_")
-    return like if ("*" in pattern or "?" in pattern) else f"%{like}"
+    return like if ("*" in pattern or "?" in pattern) else f"%{like}%"
 
 
 def find_actions(

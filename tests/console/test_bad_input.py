@@ -23,7 +23,7 @@ TIMELINE = ("project", "platform", "model", "device", "role", "since", "until")
 FORGET = ("id", "session", "project", "platform", "device", "since", "until", "match", "min_score")
 PAGES: dict[str, tuple[str, ...]] = {
     "/": ("notice", "failed"),
-    "/timeline": (*TIMELINE, "before"),
+    "/timeline": (*TIMELINE, "actions", "kind", "before"),
     "/live": (*TIMELINE, "after"),
     "/search": (
         "q",
@@ -37,6 +37,8 @@ PAGES: dict[str, tuple[str, ...]] = {
         "device_scope",
         "limit",
         "include_archived",
+        "kind",
+        "file",
     ),
     "/session": ("platform", "id", "turn"),
     "/sessions": ("project", "page"),

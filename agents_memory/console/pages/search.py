@@ -18,15 +18,28 @@ from starlette.routing import Route
 from agents_memory.console.context import console_from
 from agents_memory.console.forms import text
 from agents_memory.errors import SearchArgumentError, UnknownProjectError
+from agents_memory.recall.actions import actions_shown
 from agents_memory.recall.search import QueryVector, embed_query, prepare_search, search_user
 from agents_memory.recall.search_request import SearchRequest
 from agents_memory.recall.sessions import session_summary
 from agents_memory.store.owner import console as console_store
 from agents_memory.store.owner.console import ConsoleTurn, CoveringSummary
 from agents_memory.store.search import MAX_LIMIT, MatchWhy, SearchHit, SearchResult
+from agents_memory.store.search.action_text import ACTION_KINDS, action_line
 from agents_memory.store.session_summaries import SessionSummaryRow
 
-FIELDS = ("q", "project", "since", "until", "role", "platform", "device_scope", "limit")
+FIELDS = (
+    "q",
+    "project",
+    "since",
+    "until",
+    "role",
+    "platform",
+    "device_scope",
+    "limit",
+    "kind",
+    "file",
+)
 
 
 def request_of(params: Mapping[str, Any]) -> SearchRequest:
@@ -44,6 +57,8 @@ def request_of(params: Mapping[str, Any]) -> SearchRequest:
         device_scope=text(params, "device_scope") or "global",
         limit=asked_limit(params),
         include_archived=bool(params.get("include_archived")),
+        kind=text(params, "kind"),
+        file=text(params, "file"),
     )
 
 
@@ -56,8 +71,9 @@ async def search_page(request: Request) -> Response:
     page: dict[str, Any] = {
         "values": values,
         "platforms": [a.name for a in console.catalog.adapters],
+        "kinds": ACTION_KINDS,
     }
-    if text(params, "q") is None:
+    if text(params, "q") is None and not (text(params, "kind") or text(params, "file")):
         return console.render(request, "search.html", **page, result=None, error=None)
     now = datetime.now().astimezone()
     try:
@@ -80,6 +96,7 @@ async def search_page(request: Request) -> Response:
         **page,
         result=result,
         why={hit.id: why_line(result, hit.why) for hit in result.hits},
+        acted={hit.id: [action_line(a) for a in hit.actions] for hit in result.hits},
         note=vector.note or result.note,
         error=None,
         paged=paged(params, result),
@@ -148,6 +165,8 @@ def why_line(result: SearchResult, why: MatchWhy) -> str:
         parts.append(f"similarity {why.similarity:.2f}")
     if why.words_matched is not None:
         parts.append(f"{why.words_matched} word(s) found")
+    if why.action_rank is not None:
+        parts.append(f"action #{why.action_rank}")
     if why.score is not None:
         parts.append(f"score {why.score:.4f}")
     return ", ".join(parts) or result.used
@@ -207,6 +226,9 @@ async def session_page(request: Request) -> Response:
         return rows, console_store.summaries_covering(conn, console.user_id, ids), own
 
     rows, summaries, own = await console.read(load)
+    acted = await console.read(
+        lambda conn: actions_shown(conn, console.user_id, [r.id for r in rows])
+    )
     if not rows:
         return console.render(request, "gone.html", status_code=404, memory_id=None)
     projects = sorted({r.project for r in rows if r.project})
@@ -222,6 +244,8 @@ async def session_page(request: Request) -> Response:
         session_summary=own,
         first=rows[0],
         last=rows[-1],
+        actions=acted,
+        action_count=sum(len(a) for a in acted.values()),
     )
 
 

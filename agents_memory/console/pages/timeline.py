@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from typing import Any, Final
@@ -20,14 +21,29 @@ from agents_memory.console.context import Console, console_from
 from agents_memory.console.forms import day_bound, query_string, text
 from agents_memory.console.live import LiveFeed
 from agents_memory.errors import AgentsMemoryError
+from agents_memory.recall.actions import KINDS, actions_shown, turns_that_acted
 from agents_memory.store.owner import console as console_store
 from agents_memory.store.owner.console import ConsoleTurn, Cursor, TimelineFilters
 from agents_memory.store.owner.known_values import KnownValues, known_values
 from agents_memory.store.projects import resolve_project
+from agents_memory.store.search.action_text import FoundAction
 
 PAGE_SIZE: Final = 50
-FILTERS: Final = ("project", "platform", "model", "device", "role", "since", "until")
+FILTERS: Final = (
+    "project",
+    "platform",
+    "model",
+    "device",
+    "role",
+    "since",
+    "until",
+    "actions",
+    "kind",
+)
+"""``actions=show`` lists each turn's actions under it; ``kind`` keeps the turns that made an
+action of that kind (and lists those)."""
 _KEEPALIVE_SECONDS: Final = 15.0
+Acted = dict[int, tuple[FoundAction, ...]]
 
 
 def timeline_filters(values: Mapping[str, Any], now: datetime) -> TimelineFilters:
@@ -63,17 +79,28 @@ async def timeline(request: Request) -> Response:
     except AgentsMemoryError as exc:
         return console.render(request, "timeline.html", status_code=400, error=str(exc), **_blank())
     before = _cursor(text(params, "before"))
+    kind = text(params, "kind")
+    if kind is not None and kind not in KINDS:
+        error = f"kind must be one of {', '.join(KINDS)}"
+        return console.render(request, "timeline.html", status_code=400, error=error, **_blank())
+    shown = bool(kind) or text(params, "actions") == "show"
 
-    def page(conn: psycopg.Connection[Any]) -> tuple[list[ConsoleTurn], int, KnownValues]:
+    def page(
+        conn: psycopg.Connection[Any],
+    ) -> tuple[list[ConsoleTurn], int, Acted, KnownValues]:
+        wanted = filters
         if filters.project:
             resolve_project(conn, filters.project)  # a misspelt one is named, not empty
+        if kind:
+            wanted = replace(filters, ids=turns_that_acted(conn, console.user_id, kind))
         rows = console_store.timeline_page(
-            conn, console.user_id, filters, before=before, limit=PAGE_SIZE
+            conn, console.user_id, wanted, before=before, limit=PAGE_SIZE
         )
-        return rows, console_store.newest_id(conn), known_values(conn, console.user_id)
+        acted = actions_shown(conn, console.user_id, [r.id for r in rows], kind) if shown else {}
+        return rows, console_store.newest_id(conn), acted, known_values(conn, console.user_id)
 
     try:
-        rows, newest, known = await console.read(page)
+        rows, newest, acted, known = await console.read(page)
     except AgentsMemoryError as exc:
         return console.render(request, "timeline.html", status_code=400, error=str(exc), **_blank())
     kept = query_string(params, *FILTERS)
@@ -82,13 +109,15 @@ async def timeline(request: Request) -> Response:
         last = rows[-1]
         mark = f"{last.message_at.isoformat()}_{last.id}"
         older = f"/timeline?{kept + '&' if kept else ''}{urlencode({'before': mark})}"
-    live = None if before else f"/live?{kept + '&' if kept else ''}after={newest}"
+    live = None if before or kind else f"/live?{kept + '&' if kept else ''}after={newest}"
     return console.render(
         request,
         "timeline.html",
         turns=rows,
         values={n: params.get(n, "") for n in FILTERS},
         platforms=[a.name for a in console.catalog.adapters],
+        kinds=KINDS,
+        actions=acted,
         older=older,
         live=live,
         error=None,
@@ -101,6 +130,7 @@ def _blank() -> dict[str, Any]:
         "turns": [],
         "values": {},
         "platforms": [],
+        "kinds": KINDS,
         "older": None,
         "live": None,
         "known": KnownValues([], [], []),

@@ -27,6 +27,7 @@ from agents_memory.recall.state import ServerState
 from agents_memory.server.tools.context import ServerContext, state_of
 from agents_memory.server.tools.text import Text
 from agents_memory.store.search import HIT_MAX_CHARS, SearchResult
+from agents_memory.store.search.action_text import ActionKind
 from agents_memory.store.search.excerpt import hit_line, query_stems, session_line
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ class SearchHitOut(BaseModel):
     cwd: str | None = None
     similarity: float | None = None
     confidence: float | None = None
+    found_by_action: bool = False
+    actions: list[dict[str, Any]] = []
     why: dict[str, Any] = {}
 
 
@@ -218,6 +221,9 @@ def platform_help() -> str:
 
 
 def register(server: MCPServer[Any]) -> None:
+    """Register ``search_memory``. Long because the tool's signature is its schema: every
+    argument with the description the model reads."""
+
     # The annotations are evaluated when the tool is registered, so platform_help() lists the
     # adapters registered at that moment.
     @server.tool(annotations=ANNOTATIONS)
@@ -248,14 +254,18 @@ def register(server: MCPServer[Any]) -> None:
         limit: Annotated[int, Field(ge=1, le=50, description="Hits.")] = 10,
         include_archived: Annotated[bool, Field(description="Also archived ones.")] = False,
         as_of: Annotated[Text | None, Field(description="Pool as on this date.")] = None,
+        kind: Annotated[
+            ActionKind | None, Field(description="Turns with such a tool call.")
+        ] = None,
+        file: Annotated[Text | None, Field(description="Turns that touched this path.")] = None,
         detail: Annotated[Detail, Field(description="full: whole hits, costly.")] = "compact",
         p_tag: OldName = None,
         date_range: OldName = None,
         agent_platform: OldName = None,
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """Search all agents' memory before assuming past decisions, names or preferences;
-        quote identifiers and errors verbatim. One line per hit (#id date client project
-        kind: excerpt); read_memory memory_id=<id> reads it whole."""
+        """Search all agents' memory (turns and tool calls) before assuming past decisions,
+        names or preferences; quote identifiers and errors verbatim. One line per hit (#id
+        date client project kind: excerpt); read_memory memory_id=<id> reads it whole."""
         request = search_request_of(
             query=query,
             queries=queries or (),
@@ -268,6 +278,8 @@ def register(server: MCPServer[Any]) -> None:
             limit=limit,
             include_archived=include_archived,
             as_of=as_of,
+            kind=kind,
+            file=file,
             # the older names, still accepted for one release but left out of the schema
             p_tag=p_tag,
             date_range=date_range,

@@ -52,6 +52,9 @@ class TimelineFilters:
     since: datetime | None = None
     until: datetime | None = None
     """Exclusive."""
+    ids: tuple[int, ...] | None = None
+    """Only these turns (the timeline's action filter: the turns that made an action of a
+    kind)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +103,9 @@ def _conditions(
     if filters.until:
         where.append(sql.SQL("m.message_at < %s"))
         params.append(filters.until)
+    if filters.ids is not None:
+        where.append(sql.SQL("m.id = ANY(%s)"))
+        params.append(list(filters.ids))
     return where, params
 
 

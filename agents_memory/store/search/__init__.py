@@ -10,6 +10,13 @@ session, favours turns on a date the query names, and multiplies a gentle recenc
 ``message_at`` and a boost for pinned rows. It is one statement, planned once per connection
 and shape (:mod:`~agents_memory.store.search.hybrid`).
 
+The agents' actions (tool calls) are a third, full-text arm
+(:mod:`~agents_memory.store.search.actions`: BM25 over their paths, commands and error text,
+each action given to its turn) fused with the turns' ranking by rank, a turn lifted by its
+session's place among the turns' hits (:mod:`~agents_memory.store.search.fuse_actions`); the
+``kind`` / ``file`` filters keep only the turns that made such an action. The vector arm does
+not see actions.
+
 When both arms are weak (no full-text hit and the best cosine below the fallback threshold) a
 word-level ILIKE scan over the newest rows runs instead. Without a query the newest rows come
 first (:mod:`~agents_memory.store.search.fallback`). Without the vector column (no pgvector) or

@@ -42,13 +42,15 @@ def coverage(
     weight: float = 1.0,
 ) -> float:
     """The share of ``words`` (content words, :attr:`ParsedQuery.words`) the hit holds (in its
-    text or its working directory), each of ``heavy`` (:attr:`ParsedQuery.identifiers`)
-    counting ``weight`` times, plus the share a named day stands for when the hit got that
-    bonus. ``finder``: :func:`word_finder` of ``words``, made once per search."""
+    text, its working directory or the actions found for it), each of ``heavy``
+    (:attr:`ParsedQuery.identifiers`) counting ``weight`` times, plus the share a named day
+    stands for when the hit got that bonus. ``finder``: :func:`word_finder` of ``words``, made
+    once per search."""
     if not words:
         return 0.0
     finder = finder or word_finder(words)
-    text = f"{hit.message} {hit.cwd or ''}".lower()
+    acted = " ".join(a.text() for a in hit.actions)
+    text = f"{hit.message} {hit.cwd or ''} {acted}".lower()
     own = {stem(m[0]) for m in finder.finditer(text)}
     sizes = {w: weight if w in heavy else 1.0 for w in words}
     share = sum(n for w, n in sizes.items() if w in own) / sum(sizes.values())

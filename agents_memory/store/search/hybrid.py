@@ -71,7 +71,7 @@ def plan_once(filters: SearchFilters, tuning: SearchTuning) -> bool:
     per statement and connection). Not with a date-range filter: its bounds, written into the
     statement, are new on almost every call ("the last week" moves with the clock), so a kept
     plan would serve one search."""
-    return tuning.plan_once and filters.date_range is None
+    return tuning.plan_once and filters.date_range is None and filters.only_ids is None
 
 
 @contextmanager

@@ -10,13 +10,16 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from agents_memory.store.search.actions import ActionTurns, action_arm, filtered_turns
 from agents_memory.store.search.confidence import assess
 from agents_memory.store.search.fallback import ilike, recency
+from agents_memory.store.search.fuse_actions import fuse, with_actions
 from agents_memory.store.search.hybrid import Hybrid, prepare_session, run_hybrid
-from agents_memory.store.search.scope import TagFilter, resolve_p_tag
+from agents_memory.store.search.scope import TagFilter, filter_sql, resolve_p_tag
 from agents_memory.store.search.sessions import session_hits
 from agents_memory.store.search.terms import ParsedQuery, parse_query
 from agents_memory.store.search.types import SearchFilters, SearchHit, SearchResult, SearchTuning
+from agents_memory.store.search.words import action_terms
 
 
 def search_memories(
@@ -36,11 +39,25 @@ def search_memories(
             tag = resolve_p_tag(conn, filters.p_tag)
             if tag is None:
                 return _unknown_tag(filters.p_tag)
+        shown = ActionTurns()
+        if filters.by_action:
+            shown = filtered_turns(conn, user_id, filters, filter_sql(filters, tag, user_id))
+            if not shown.order:
+                return _no_action(filters, tag)
+            filters = replace(filters, only_ids=shown.order)
         if query is None or not query.strip():
-            hits = recency(conn, user_id, filters, tag)
+            hits = with_actions(recency(conn, user_id, filters, tag), shown)
             return SearchResult(used="recency", hits=hits, p_tag=tag.name if tag else None)
         parsed = parse_query(query, tuning.date_slack_days)
-        result = _ranked(conn, user_id, parsed, query_vector, filters, tag, tuning)
+        arm = action_arm(
+            conn,
+            user_id,
+            action_terms(query),
+            filters,
+            filter_sql(filters, tag, user_id),
+            tuning,
+        )
+        result = _ranked(conn, user_id, parsed, query_vector, filters, tag, tuning, (arm, shown))
         if filters.role is not None:
             return result
         found = session_hits(conn, user_id, parsed.terms, filters, tag, result.hits)
@@ -54,6 +71,19 @@ def _unknown_tag(p_tag: str) -> SearchResult:
     )
 
 
+def _no_action(filters: SearchFilters, tag: TagFilter | None) -> SearchResult:
+    asked = [
+        f"{name} {value!r}"
+        for name, value in (("kind", filters.action_kind), ("file", filters.action_file))
+        if value
+    ]
+    return SearchResult(
+        used="none",
+        note=f"no match: no action in scope with {' and '.join(asked)}",
+        p_tag=tag.name if tag else None,
+    )
+
+
 def _ranked(
     conn: psycopg.Connection[Any],
     user_id: int,
@@ -62,17 +92,35 @@ def _ranked(
     filters: SearchFilters,
     tag: TagFilter | None,
     tuning: SearchTuning,
+    actions: tuple[ActionTurns, ActionTurns],
 ) -> SearchResult:
-    """The hybrid statement's hits when either arm is strong (a full-text hit, or a cosine at
-    the fallback threshold or above); else :func:`_weak`."""
+    """The hybrid statement's hits fused with the actions arm's (``actions``: its turns, and
+    a ``kind`` / ``file`` filter's) when any arm is strong (a full-text hit, an action, or a
+    cosine at the fallback threshold or above); else :func:`_weak`."""
+    arm, shown = actions
     vector, note = prepare_session(conn, query_vector, filters, tuning)
     hybrid = run_hybrid(conn, user_id, query, vector, filters, tag, tuning)
-    strong = hybrid.fts_hits > 0 or (
-        hybrid.top_similarity is not None and hybrid.top_similarity >= tuning.fallback_threshold
+    strong = (
+        hybrid.fts_hits > 0
+        or (
+            hybrid.top_similarity is not None and hybrid.top_similarity >= tuning.fallback_threshold
+        )
+        or bool(arm.order and tuning.action_fusion != "off")
     )
     if not strong:
-        return _weak(conn, user_id, query, hybrid, note, filters, tag, tuning, vector is not None)
-    assessed = assess(query, hybrid.hits, tuning)
+        weak = _weak(conn, user_id, query, hybrid, note, filters, tag, tuning, vector is not None)
+        return replace(weak, hits=with_actions(weak.hits, shown))
+    fused = fuse(
+        conn,
+        user_id,
+        hybrid.hits,
+        arm,
+        shown,
+        limit=filters.limit,
+        tuning=tuning,
+        context=not filters.by_action,
+    )
+    assessed = assess(query, fused, tuning)
     hits = assessed.hits
     if assessed.weak:
         hits = hits[: tuning.weak_shown]

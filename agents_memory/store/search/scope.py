@@ -86,6 +86,10 @@ def filter_sql(filters: SearchFilters, tag: TagFilter | None, user_id: int) -> s
         parts.append(sql.SQL("m.message_at >= {}").format(sql_literal(filters.date_range.start)))
     if filters.date_range is not None and filters.date_range.end is not None:
         parts.append(sql.SQL("m.message_at < {}").format(sql_literal(filters.date_range.end)))
+    if filters.only_ids is not None:
+        parts.append(
+            sql.SQL("m.id = ANY({}::bigint[])").format(sql_literal(list(filters.only_ids)))
+        )
     return sql.SQL(" AND ").join(parts)
 
 

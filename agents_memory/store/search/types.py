@@ -8,9 +8,10 @@ from typing import Any, Literal
 
 from agents_memory.clipping import clip
 from agents_memory.daterange import DateRange
+from agents_memory.store.search.action_text import ACTION_KINDS, FoundAction
 
 Used = Literal["hybrid", "fulltext", "vector", "ilike", "recency", "none"]
-Arm = Literal["fulltext", "vector", "context", "ilike", "recency"]
+Arm = Literal["fulltext", "vector", "context", "ilike", "recency", "action"]
 MAX_LIMIT = 50
 HIT_MAX_CHARS = 4_000
 """A hit's message leaves a search (MCP, the command line, the daemon's socket) clipped to this
@@ -39,8 +40,24 @@ class SearchFilters:
     git_root: str | None = None
     """Only turns of the repository at this root (the project a per-prompt recall scopes to
     first, as the brief resolves it from a working directory)."""
+    action_kind: str | None = None
+    """Only turns that made an action of this kind (:data:`ACTION_KINDS`)."""
+    action_file: str | None = None
+    """Only turns that made an action on this path (a part of it, or a glob with ``*``)."""
+    only_ids: tuple[int, ...] | None = None
+    """Set by the search itself, not its callers: only these turns (those a ``kind`` /
+    ``file`` filter kept, :func:`~agents_memory.store.search.actions.filtered_turns`)."""
+
+    @property
+    def by_action(self) -> bool:
+        """Whether a ``kind`` or ``file`` filter narrows the search to turns that acted."""
+        return bool(self.action_kind or self.action_file)
 
     def __post_init__(self) -> None:
+        if self.action_kind is not None and self.action_kind not in ACTION_KINDS:
+            raise ValueError(
+                f"kind must be one of {', '.join(ACTION_KINDS)}, got {self.action_kind!r}"
+            )
         if not 1 <= self.limit <= MAX_LIMIT:
             raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
         if self.role not in (None, "user", "assistant"):
@@ -186,6 +203,24 @@ class SearchTuning:
     """The vector arm's confidence from which its first hits keep their place."""
     ilike_scan_rows: int = 20_000
     """The ILIKE fallback looks at most at this many newest rows (it cannot use an index)."""
+    action_pool: int = 40
+    """The actions arm (:mod:`agents_memory.store.search.actions`) ranks at most this many
+    actions, the best by their full text, and fuses the turns they belong to."""
+    action_fusion: Literal["rrf", "off"] = "rrf"
+    """How the actions arm joins the turns' ranking: reciprocal-rank fusion of the two lists
+    (``rrf``), or not at all (``off``: the turns' search alone, for comparison)."""
+    action_rrf_k: int = 10
+    """The rank constant of that fusion: a list's first place counts 1/(k+1)."""
+    action_weight: float = 1.5
+    """The actions list's weight in the fusion, times its sureness on the query (the share of
+    the query's content words its best action holds). Action set, tuning half, shown@5/@10:
+    0.96/0.97 with 1.5 (and ``action_session_weight`` 3), 0.96/0.97 with 2, 0.95/0.96 with 1
+    (bench/RESULTS.md)."""
+    action_session_weight: float = 3.0
+    """A turn of the actions list also gains this share of that weight at the place of its
+    session's best turn among the turns' hits. Action set, tuning half: the error questions
+    ("what error did the deploy hit while fixing the search index bug") shown@5 0.00 without
+    (1 is the same), 0.88 with 3."""
     plan_once: bool = True
     """Plan the hybrid statement once per connection for every query of the same shape (a
     prepared statement with a generic plan) instead of once per query: planning is about a
@@ -228,6 +263,8 @@ class MatchWhy:
     """``(fused_score + context_boost + date_boost) * recency_factor * pinned_factor``."""
     words_matched: int | None = None
     """ILIKE fallback: how many of the query's words the message contains."""
+    action_rank: int | None = None
+    """The turn's place in the actions arm (by its best action's full-text score)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +296,9 @@ class SearchHit:
     kind: str = "turn"
     """What the hit is: a conversation ``turn`` (other kinds, such as an action or a session,
     name themselves here)."""
+    actions: tuple[FoundAction, ...] = ()
+    """The actions of this turn the search found (by their paths, commands, errors or the
+    ``kind`` / ``file`` filters), best first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +399,8 @@ def _hit_dict(h: SearchHit) -> dict[str, Any]:
         **({"by": h.by} if h.by else {}),
         "similarity": h.why.similarity,
         "confidence": h.confidence,
+        "found_by_action": "action" in h.why.arms,
+        "actions": [a.as_dict() for a in h.actions],
         "why": {
             k: (list(v) if isinstance(v, tuple) else v)
             for k, v in asdict(h.why).items()

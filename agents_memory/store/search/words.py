@@ -171,3 +171,19 @@ def identifier_words(text: str) -> frozenset[str]:
     :func:`content_words` stems them."""
     parts = " ".join(_IDENTIFIER.findall(text))
     return content_words(parts)
+
+
+def action_terms(text: str, limit: int = 16) -> tuple[str, ...]:
+    """The words of ``text`` an action's full text is searched for: content words (no stop
+    words, no bare numbers), each as the crude stem (:func:`stem`), in the query's order. An
+    action's text is split at every non-alphanumeric character, unstemmed (migration 0015), so
+    each word is looked up as a prefix: ``migrations`` finds ``migration.py``."""
+    found: list[str] = []
+    for word in WORD.findall(text.lower()):
+        if len(word) < 2 or word in _STOP or word.isdigit():
+            continue
+        plural = len(word) > 3 and word.endswith("s") and not word.endswith("ss")
+        root = stem(word[:-1] if plural else word)  # "tests" finds "test"
+        if root not in found:
+            found.append(root)
+    return tuple(found[:limit])

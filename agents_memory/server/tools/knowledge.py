@@ -79,7 +79,7 @@ def _register_manage_knowledge(server: MCPServer[Any]) -> None:
         ] = None,
         expires: Annotated[
             Text | None,
-            Field(description="Hide it after 7d, 12h or a date."),
+            Field(description="7d, 12h or a date."),
         ] = None,
         # seed A's fields: accepted (a client moving from it sends them), not advertised
         agent_platform: SkipJsonSchema[Text | None] = None,

@@ -248,7 +248,7 @@ ANNOTATIONS = ToolAnnotations(
 
 def to_help() -> str:
     """The ``to`` description: the registered clients' names."""
-    return f"create: the client to do it (e.g. {all_platforms()[1]})."
+    return f"create: e.g. {all_platforms()[1]}."
 
 
 def register(server: MCPServer[Any]) -> None:
@@ -260,13 +260,13 @@ def register(server: MCPServer[Any]) -> None:
         ctx: ServerContext,
         action: Annotated[
             Literal["create", "update", "query"],
-            Field(description="update: your progress on a pin."),
+            Field(description="update: your progress."),
         ],
         to: Annotated[
             Text | None,
             Field(description=to_help()),
         ] = None,
-        title: Annotated[Text | None, Field(description="What to do, one line.")] = None,
+        title: Annotated[Text | None, Field(description="One line.")] = None,
         payload: Annotated[
             Annotated[dict[str, Any], Field(max_length=MAX_ITEMS)]
             | Annotated[list[Any], Field(max_length=MAX_ITEMS)]
@@ -297,8 +297,8 @@ def register(server: MCPServer[Any]) -> None:
         ] = None,
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
     ) -> PinResult:
-        """Hand work to another agent. Pins to you are in your brief: set one in_progress,
-        then done or failed with a note."""
+        """Hand work to another agent. Pins to you are in your brief: set in_progress, then
+        done or failed with a note."""
         return run_task_pin(
             state_of(ctx),
             action=action,

@@ -200,7 +200,7 @@ def register(server: MCPServer[Any]) -> None:
         ] = None,
         session_id: Annotated[
             Text | None,
-            Field(description="Without memory_id: this session."),
+            Field(description="Or a whole session."),
         ] = None,
         before: Annotated[int, Field(ge=0, le=50)] = 3,
         after: Annotated[int, Field(ge=0, le=50)] = 3,
@@ -213,8 +213,8 @@ def register(server: MCPServer[Any]) -> None:
             ),
         ] = 6000,
     ) -> ReadResult:
-        """A hit whole with its neighbour turns and their tool calls, or a session from its
-        start; `next` says how to go on."""
+        """A hit with its neighbours and their tool calls, or a session from its start;
+        `next` says how on."""
         return run_read_memory(
             state_of(ctx),
             memory_id=memory_id,

@@ -217,7 +217,7 @@ for one release, left out of the tool's schema."""
 
 def platform_help() -> str:
     """The ``platform`` description: the registered clients' names and short names."""
-    return f"Only this client ({', '.join(all_platforms()[:2])}…)."
+    return f"Only this client (e.g. {all_platforms()[1]})."
 
 
 def register(server: MCPServer[Any]) -> None:
@@ -254,18 +254,16 @@ def register(server: MCPServer[Any]) -> None:
         limit: Annotated[int, Field(ge=1, le=50, description="Hits.")] = 10,
         include_archived: Annotated[bool, Field(description="Also archived ones.")] = False,
         as_of: Annotated[Text | None, Field(description="Pool as on this date.")] = None,
-        kind: Annotated[
-            ActionKind | None, Field(description="Turns with such a tool call.")
-        ] = None,
-        file: Annotated[Text | None, Field(description="Turns that touched this path.")] = None,
+        kind: Annotated[ActionKind | None, Field(description="Tool call kind.")] = None,
+        file: Annotated[Text | None, Field(description="Path touched.")] = None,
         detail: Annotated[Detail, Field(description="full: whole hits, costly.")] = "compact",
         p_tag: OldName = None,
         date_range: OldName = None,
         agent_platform: OldName = None,
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """Search all agents' memory (turns and tool calls) before assuming past decisions,
-        names or preferences; quote identifiers and errors verbatim. One line per hit (#id
-        date client project kind: excerpt); read_memory memory_id=<id> reads it whole."""
+        """Search all agents' memory (turns, tool calls) before assuming past decisions,
+        names or preferences; quote identifiers and errors verbatim. One line per hit;
+        read_memory memory_id=<id> reads it whole."""
         request = search_request_of(
             query=query,
             queries=queries or (),

@@ -43,8 +43,7 @@ def register(server: MCPServer[Any]) -> None:
             Field(description="Your model id."),
         ] = None,
     ) -> str:
-        """The memory brief (profile, pinned facts, projects, recent turns): call it once per
-        session, at its start."""
+        """The brief (profile, facts, projects, recent turns): call once, at session start."""
         state = state_of(ctx)
         platform = client_platform(ctx)
         with state.pool.connection() as conn:

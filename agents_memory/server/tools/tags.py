@@ -221,8 +221,8 @@ def register(server: MCPServer[Any]) -> None:
         action: Annotated[
             TagAction,
             Field(
-                description="list_*: pending questions; confirm_*/reject_*/apply_*: the "
-                "user's answers; set_registry: kind/paused/description."
+                description="list_*: questions; confirm_*/reject_*/apply_*: the user's "
+                "answers; set_registry: kind/paused/description."
             ),
         ],
         suggestion_id: Annotated[
@@ -246,8 +246,7 @@ def register(server: MCPServer[Any]) -> None:
         paused: bool | None = None,
         description: Text | None = None,
     ) -> TagsResult:
-        """Record the user's answers to the brief's "Pending tag questions". Ask the user
-        first; never decide on your own."""
+        """The user's answers to the brief's tag questions: ask first, never decide alone."""
         return run_manage_project_tags(
             state_of(ctx),
             action=action,

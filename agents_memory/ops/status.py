@@ -99,19 +99,7 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
 
     status.installed = installed_entries(catalog.home)
     status.problems.extend(untrusted_hooks(status.installed))
-    on_disk: dict[str, int] = {}
-    unreadable: list[Unreadable] = []
-    for path, adapter in catalog.transcripts(unreadable=unreadable):
-        status.platforms[adapter.name].files_on_disk += 1
-        try:
-            on_disk[str(path)] = path.stat().st_size
-        except OSError:
-            continue
-    for lost in unreadable:
-        status.unreadable.append(
-            {"path": str(lost.path), "reason": lost.reason, "platform": lost.platform}
-        )
-        status.problems.append(f"{lost.platform}: {lost}")
+    on_disk = _files_on_disk(status, catalog)
     try:
         db = database.locate_database(settings)
         status.database = db.description
@@ -152,6 +140,24 @@ def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> Capt
             "(or `memory-capture install` for the service)"
         )
     return status
+
+
+def _files_on_disk(status: CaptureStatus, catalog: Catalog) -> dict[str, int]:
+    """Each transcript's size by path, counted per client; an unreadable one is a problem."""
+    on_disk: dict[str, int] = {}
+    unreadable: list[Unreadable] = []
+    for path, adapter in catalog.transcripts(unreadable=unreadable):
+        status.platforms[adapter.name].files_on_disk += 1
+        try:
+            on_disk[str(path)] = path.stat().st_size
+        except OSError:
+            continue
+    for lost in unreadable:
+        status.unreadable.append(
+            {"path": str(lost.path), "reason": lost.reason, "platform": lost.platform}
+        )
+        status.problems.append(f"{lost.platform}: {lost}")
+    return on_disk
 
 
 def _prompts(conn: psycopg.Connection[Any], settings: Settings) -> dict[str, Any] | None:

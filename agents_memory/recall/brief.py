@@ -106,8 +106,7 @@ class Section:
     required: bool = False
 
 
-TEAMMATE_TURNS = 8
-"""At most this many of teammates' turns in the brief's project."""
+TEAMMATE_TURNS = 8  # at most this many of teammates' turns in the brief's project
 
 
 def build_brief(

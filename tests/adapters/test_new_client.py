@@ -185,17 +185,21 @@ def test_save_message_refuses_the_registered_client_and_names_it(
             async with Client(server, client_info=info) as client:
                 tools = await client.list_tools()
                 saved = await client.call_tool("save_message", {"role": "user", "message": "hi"})
-                return tools, saved
+                filtered = await client.call_tool(
+                    "search_memory", {"query": "hi", "platform": NAME}
+                )
+                return tools, saved, filtered
 
-        tools, saved = anyio.run(go)
+        tools, saved, filtered = anyio.run(go)
     finally:
         state.close()
     assert not saved.is_error, saved.content
     assert json.loads(saved.content[0].text)["skipped"] == "auto-capture active"
     described = {t.name: t for t in tools.tools}
     assert "TinyChat are)" in (described["save_message"].description or "")
-    search = described["search_memory"].input_schema["properties"]["platform"]
-    assert NAME in search["description"]
+    # search_memory's platform takes the registered client's name (its description names one
+    # example only: the definitions are kept short, issue 30)
+    assert filtered.structured_content["count"] == 0, filtered.content
 
 
 def test_install_dry_run_shows_the_registered_clients_plan(tinychat: None, home: Path) -> None:

@@ -121,7 +121,8 @@ def test_the_switches_silence_the_hook_before_it_searches(
 
     done = toggle("on", str(repo))
     assert done.returncode == 0 and not (repo / MARKER).exists(), done.stdout
-    result, _elapsed = _prompt_hook(env, _event(RELATED, inside))
+    # A new session (the first one was given this memory already, and gets it only once).
+    result, _elapsed = _prompt_hook(env, _event(RELATED, inside, session="s-later"))
     assert "QX-4471" in _context(result, "claude-code")
 
 

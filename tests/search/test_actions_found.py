@@ -109,7 +109,8 @@ def test_the_cli_search_finds_actions_and_takes_kind_and_file(
 ) -> None:
     env = env_for(filled.database_url or "", tmp_path)
 
-    table = run("mcp-agents-memory", "search", "patch", "rejected", env=env)
+    wide = {**env, "COLUMNS": "200"}  # the action line under its turn fits on one line
+    table = run("mcp-agents-memory", "search", "patch", "rejected", env=wide)
     as_json = run(
         "mcp-agents-memory", "search", "--kind", "edit", "--file", "go.mod", "--json", env=env
     )

@@ -19,9 +19,10 @@ def test_search_memory_finds_actions_and_filters_by_kind_and_file(
     captured(server_settings, tmp_path)
     server = create_server(server_settings, state)
 
-    found = ok(call(server, "search_memory", {"query": "what error did the patch hit"}))
-    edits = ok(call(server, "search_memory", {"kind": "edit", "file": "README.zh-TW.md"}))
-    shell = ok(call(server, "search_memory", {"query": "phx server", "kind": "shell"}))
+    full = {"detail": "full"}
+    found = ok(call(server, "search_memory", {"query": "what error did the patch hit", **full}))
+    edits = ok(call(server, "search_memory", {"kind": "edit", "file": "README.zh-TW.md", **full}))
+    shell = ok(call(server, "search_memory", {"query": "phx server", "kind": "shell", **full}))
     bad = call(server, "search_memory", {"query": "x", "kind": "teleport"})
 
     top = found["results"][0]

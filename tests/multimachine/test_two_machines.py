@@ -30,7 +30,7 @@ def _search(env: dict[str, str], args: dict[str, Any]) -> Any:
 
     async def go() -> Any:
         async with Client(params) as client:
-            return await client.call_tool("search_memory", args)
+            return await client.call_tool("search_memory", {**args, "detail": "full"})
 
     result = anyio.run(go)
     assert not result.is_error, result.content

@@ -108,7 +108,9 @@ def test_the_mcp_server_pins_and_finds_a_fact_through_the_owner_role(
     async def session() -> tuple[Any, Any]:
         async with Client(params) as client:
             pinned = await client.call_tool("manage_knowledge", {"action": "add", "content": fact})
-            found = await client.call_tool("search_memory", {"query": "staging database"})
+            found = await client.call_tool(
+                "search_memory", {"query": "staging database", "detail": "full"}
+            )
             return pinned, found
 
     pinned, found = anyio.run(session)

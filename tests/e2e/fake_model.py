@@ -44,7 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-NONCE = re.compile(r"E2E-[0-9a-f]{8}")
+NONCE = re.compile(r"(?:E2E|nonce)-[0-9a-f]{8}")
 CHOSEN_TOOL = re.compile(r"USE_TOOL=([A-Za-z_]+)")
 SAVE_ARGS = {"role": "user", "message": "A note the model tries to save itself."}
 """The arguments of a ``save_message`` call (``USE_TOOL=save_message``)."""

@@ -44,11 +44,18 @@ STEP_TIMEOUT = 300.0
 fails only after about 70 s offline (adapters/opencode_plugin.py); the others need far less."""
 
 
+def _word_nonce() -> str:
+    """A nonce the fake model finds (``nonce-`` and eight of a-f) that reads as one plain word
+    to the search: an ``E2E-<hex>`` nonce is a token written like code, which the gate rightly
+    weighs heavily when no memory holds it (no real prompt carries a foreign identifier of ours)."""
+    return "nonce-" + "".join("abcdef"[b % 6] for b in uuid.uuid4().bytes[:8])
+
+
 @dataclass(slots=True)
 class Recalled:
     platform: str
-    related_nonce: str = field(default_factory=lambda: f"E2E-{uuid.uuid4().hex[:8]}")
-    unrelated_nonce: str = field(default_factory=lambda: f"E2E-{uuid.uuid4().hex[:8]}")
+    related_nonce: str = field(default_factory=_word_nonce)
+    unrelated_nonce: str = field(default_factory=_word_nonce)
     steps: dict[str, Ran] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -114,8 +121,8 @@ def recalled(
                 model.wrap(cli.headless(unrelated)), env=env, cwd=cwd, timeout=STEP_TIMEOUT
             )
             related = (
-                "The nightly export job failed with error QX-4471 again; "
-                f"how did we fix it last time? {outcome.related_nonce}"
+                "The nightly export job fails with error QX-4471 again, the vault token "
+                f"expired; how do we fix it? {outcome.related_nonce}"
             )
             outcome.steps["related"] = run(
                 model.wrap(cli.headless(related)), env=env, cwd=cwd, timeout=STEP_TIMEOUT

@@ -162,5 +162,5 @@ def test_real_codex_trusts_the_installed_hooks(home: Path, make_installer) -> No
     assert not report.errors, report.errors
     hooks_json = home / ".codex" / "hooks.json"
     mine = codex_trust.listed_ours(lister(home / ".codex", home), hooks_json)
-    assert len(mine) == 2
+    assert len(mine) == 3  # session start, the per-prompt recall, the flush
     assert {h["trustStatus"] for h in mine} == {"trusted"}

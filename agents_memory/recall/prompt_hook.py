@@ -40,13 +40,15 @@ def prompt_recall(
     event: dict[str, Any],
     *,
     vector: Callable[[str], QueryVector],
+    record: bool = True,
 ) -> PromptRecall:
     """The memories for the prompt in ``event``, or :data:`OFF` when a switch says so (the
-    client has no per-prompt hook, ``PROMPT_RECALL=off``, the project's marker)."""
+    client has no per-prompt hook, ``PROMPT_RECALL=off``, the project's marker); ``record``
+    False for a preview (the console's), which gives the session nothing."""
     if switched_off(settings, platform, event):
         return OFF
     event = get_adapter(platform).prompt_event(event)
-    return recall_for_prompt(conn, settings, user_id, platform, event, vector=vector)
+    return recall_for_prompt(conn, settings, user_id, platform, event, vector=vector, record=record)
 
 
 def prompt_output(

@@ -2,7 +2,8 @@
 and a model (:func:`agents_memory.recall.session.hook_output`), with its size against that
 client's limit; and what a given prompt would get from per-prompt recall in that project (or a
 working directory) — the lines, or why nothing, with the best hit's confidence
-(:func:`agents_memory.recall.prompt_recall.recall_for_prompt`, nothing recorded)."""
+(:func:`agents_memory.recall.prompt_hook.prompt_recall`, the hook's own switches first,
+nothing recorded)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from agents_memory.adapters import resolve_client
 from agents_memory.console.context import console_from
 from agents_memory.console.forms import text
 from agents_memory.errors import AdapterError, UnknownProjectError
-from agents_memory.recall.prompt_recall import PromptRecall, recall_for_prompt
+from agents_memory.recall.prompt_hook import prompt_recall
+from agents_memory.recall.prompt_recall import PromptRecall
 from agents_memory.recall.search import embed_query
 from agents_memory.recall.session import brief_for
 from agents_memory.store import tags as tag_store
@@ -47,7 +49,7 @@ async def brief_page(request: Request) -> Response:
         brief = brief_for(conn, console.settings, console.user_id, platform, event)
         recalled: PromptRecall | None = None
         if prompt:
-            recalled = recall_for_prompt(
+            recalled = prompt_recall(
                 conn,
                 console.settings,
                 console.user_id,

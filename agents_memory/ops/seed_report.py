@@ -21,7 +21,7 @@ class Tally:
 
 @dataclass(slots=True)
 class ImportReport:
-    source: Literal["seed-a", "seed-b"]
+    source: Literal["seed-a", "seed-b", "claude-mem"]
     location: str
     dry_run: bool
     tallies: dict[str, Tally] = field(default_factory=dict)

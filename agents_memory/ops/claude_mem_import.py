@@ -240,10 +240,12 @@ def _summary(target: Target, rows: list[CmSummary], sessions: _Sessions) -> bool
     key = f"claude-mem-summary:{session.id}"
     admitted = admit(target, cm.summary_text(rows), None, key)
     title = admit(target, cm.summary_title(rows, session.custom_title), None, key)
+    files = cm.summary_terms(rows)
+    terms = admit(target, files, None, key) if files else None
     if admitted is None or title is None:
         return True
     written = session_summaries.NewSessionSummary(
-        title=title.text, summary=admitted.text, terms=cm.summary_terms(rows), model="llm"
+        title=title.text, summary=admitted.text, terms=terms.text if terms else "", model="llm"
     )
     outcome = seed_write.import_session_summary(target.conn, target.user_id, state, written)
     if outcome == "conflict":

@@ -13,6 +13,7 @@ import pytest
 from agents_memory.config import Settings
 from agents_memory.errors import DatabaseError
 from agents_memory.ops.claude_mem_import import import_claude_mem
+from agents_memory.store.memories import ensure_user
 from tests.seeds import claude_mem_schema as cm
 from tests.seeds.seed_a_schema import SECRET
 
@@ -146,3 +147,20 @@ def test_a_file_that_is_not_claude_mem_is_refused_in_one_line(
         conn.execute("CREATE TABLE t (x)")
     with pytest.raises(DatabaseError, match="not a claude-mem database"):
         import_claude_mem(settings, path)
+
+
+def test_a_prompt_capture_already_stored_is_not_imported_again(
+    settings: Settings, claude_mem_path: Path
+) -> None:
+    assert settings.database_url
+    with psycopg.connect(settings.database_url) as conn:
+        user = ensure_user(conn, settings.user_name)
+        conn.execute(
+            "INSERT INTO memory (user_id, agent_platform, session_id, role, message, source)"
+            " VALUES (%s, 'claude-code', %s, 'user', %s, 'capture')",
+            (user, cm.SESSION, f"  {cm.PROMPT} "),
+        )
+    report = import_claude_mem(settings, claude_mem_path)
+    assert report.captured == 1 and report.tally("prompts").new == 2
+    prompts = [r for r in _rows(settings) if r["message"].strip() == cm.PROMPT]
+    assert [r["source"] for r in prompts] == ["capture"]

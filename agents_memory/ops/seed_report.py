@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal
 
 CONFLICTS_SHOWN: Final = 20
+MEMORY_KINDS: Final = frozenset({"memories", "facts", "prompts", "observations"})
+"""The tallies that count memory rows (the others: profiles, tags, suggestions, summaries)."""
 
 
 @dataclass(slots=True)
@@ -55,7 +57,8 @@ class ImportReport:
 
     @property
     def new_memories(self) -> int:
-        return self.tally("memories").new
+        """New memory rows of every kind (the Cold Path is woken for them)."""
+        return sum(t.new for kind, t in self.tallies.items() if kind in MEMORY_KINDS)
 
     def as_dict(self) -> dict[str, Any]:
         """The report as plain JSON values."""

@@ -13,7 +13,7 @@ import pytest
 from agents_memory.config import Settings
 from agents_memory.errors import DatabaseError
 from agents_memory.ops.claude_mem_import import import_claude_mem
-from agents_memory.store.memories import ensure_user
+from agents_memory.store.memories import NEW_MEMORY_CHANNEL, ensure_user
 from tests.seeds import claude_mem_schema as cm
 from tests.seeds.seed_a_schema import SECRET
 
@@ -164,3 +164,15 @@ def test_a_prompt_capture_already_stored_is_not_imported_again(
     assert report.captured == 1 and report.tally("prompts").new == 2
     prompts = [r for r in _rows(settings) if r["message"].strip() == cm.PROMPT]
     assert [r["source"] for r in prompts] == ["capture"]
+
+
+def test_the_cold_path_is_woken_for_every_new_row(
+    settings: Settings, claude_mem_path: Path
+) -> None:
+    assert settings.database_url
+    with psycopg.connect(settings.database_url, autocommit=True) as listener:
+        listener.execute(f"LISTEN {NEW_MEMORY_CHANNEL}")
+        report = import_claude_mem(settings, claude_mem_path)
+        payloads = [n.payload for n in listener.notifies(timeout=5, stop_after=1)]
+    assert payloads == ["5"]  # 3 prompts and 2 observations, all waiting for their vector
+    assert report.reembed == 5 and "memories" not in report.tallies

@@ -265,7 +265,7 @@ def _leftovers(target: Target, source: ClaudeMemSource, sessions: _Sessions) -> 
     report.notes.append(f"{len(sessions.by_id)} claude-mem sessions kept as session_id")
     titled = sum(1 for s in sessions.by_id.values() if s.custom_title)
     report.no_equivalent(
-        "session titles", titled, "a session's own title; it became its summary's title"
+        "session titles", titled, "kept only as the title of the session's summary, if any"
     )
     report.no_equivalent(
         "session status",

@@ -200,8 +200,13 @@ class ClaudeMemSource:
         ).fetchone()
         return hashlib.sha256(f"claude-mem|{row}".encode()).hexdigest()[:12]
 
-    def _select(self, table: str, wanted: dict[str, str | None]) -> str:
+    def _select(
+        self, table: str, wanted: dict[str, str | None], *, unread: set[str] | None = None
+    ) -> str:
+        """A ``SELECT`` of ``wanted`` columns from ``table``: old names read as the new, a
+        missing column (or one in ``unread``) as its default."""
         present = {str(r[1]) for r in self._conn.execute(f"PRAGMA table_info({table})")}
+        present -= unread or set()
         parts = []
         for name, default in wanted.items():
             old = _OLD_NAMES.get(name)
@@ -216,7 +221,12 @@ class ClaudeMemSource:
         return f"SELECT {', '.join(parts)} FROM {table}"
 
     def sessions(self) -> list[CmSession]:
-        rows = self._conn.execute(self._select("sdk_sessions", _SESSION) + " ORDER BY id")
+        """Every session; its first prompt (``user_prompt``) only from a file without the
+        ``user_prompts`` table, where it is the one prompt kept (else it repeats prompt 1)."""
+        unread = {"user_prompt"} if self.has_table("user_prompts") else set()
+        rows = self._conn.execute(
+            self._select("sdk_sessions", _SESSION, unread=unread) + " ORDER BY id"
+        )
         return [CmSession(*row) for row in rows.fetchall()]
 
     def prompts(self, *, batch: int = 1000) -> Iterator[list[CmPrompt]]:

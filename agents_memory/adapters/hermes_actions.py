@@ -92,7 +92,9 @@ def _described(action: Action, args: dict[str, Any], cwd: str | None) -> Action:
     stat = patch_stat(patch) if patch else None
     if stat is not None:
         targets = tuple(relative(f, cwd) for f in stat.files)
-        return replace(action, targets=targets, added=stat.added, removed=stat.removed)
+        return replace(
+            action, kind=stat.kind, targets=targets, added=stat.added, removed=stat.removed
+        )
     return with_arguments(action, args, _ARGS, cwd)
 
 

@@ -14,6 +14,8 @@ from agents_memory.adapters import all_adapters
 from agents_memory.capture.backfill import backfill
 from agents_memory.capture.discovery import Catalog
 from agents_memory.config import Settings
+from agents_memory.store import actions as action_store
+from agents_memory.store.memories import ensure_user
 from tests.adapters.test_real_client_actions import FIXTURES, TOOLS
 from tests.e2e.action_plans import COMMAND_WORDS, ERROR_LINE, EXIT_CODE, TOKEN_NAME
 from tests.e2e.make_action_fixtures import FIXTURE_TOKEN
@@ -72,3 +74,6 @@ def test_every_clients_actions_are_stored_once_with_the_token_masked(
         "SELECT message FROM memory WHERE message LIKE %s", (f"%{FIXTURE_TOKEN}%",)
     )
     assert turns.fetchall() == []
+    for size in action_store.bytes_per_session(conn, ensure_user(conn, settings.user_name)):
+        whole = FIXTURES[size.agent_platform].stat().st_size  # the bytes stored, for the record
+        print(f"{size.agent_platform}: {size.actions} actions, {size.bytes} B of {whole:,} B")

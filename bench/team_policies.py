@@ -271,6 +271,7 @@ def main() -> None:
         if args.explain:
             _explain(url, password, person, queries[0])
             return
+        head = common.header(common.command_line())  # the machine and load at the start
         started = common.load_avg()
         base_s, policed_s = measure(url, password, person, queries)
         ended = common.load_avg()
@@ -285,8 +286,7 @@ def main() -> None:
         ),
     ]
     body = (
-        common.header(common.command_line())
-        + f"\nPool: {args.rows:,} turns, {args.people} people, {PROJECTS_EACH} projects each,"
+        head + f"\nPool: {args.rows:,} turns, {args.people} people, {PROJECTS_EACH} projects each,"
         " one shared by each person; full-text searches of one person with their shared view,"
         f" {args.queries} queries, the two roles interleaved query by query."
         f" Load average (1/5 min) while measuring: {started} at start, {ended} at the end.\n\n"

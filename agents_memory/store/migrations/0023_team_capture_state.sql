@@ -36,17 +36,13 @@ ALTER TABLE tombstones ENABLE ROW LEVEL SECURITY;
 ALTER TABLE capture_cursors ENABLE ROW LEVEL SECURITY;
 ALTER TABLE capture_pauses ENABLE ROW LEVEL SECURITY;
 
-DO $$
-DECLARE
-    owned TEXT;
-BEGIN
-    FOREACH owned IN ARRAY ARRAY['tombstones', 'capture_cursors', 'capture_pauses']
-    LOOP
-        EXECUTE format('DROP POLICY IF EXISTS own_rows ON %I', owned);
-        EXECUTE format(
-            'CREATE POLICY own_rows ON %I FOR ALL'
-            ' USING (user_id = (SELECT am_me()) OR (SELECT am_is_coldpath()))'
-            ' WITH CHECK (user_id = (SELECT am_me()) OR (SELECT am_is_coldpath()))', owned);
-    END LOOP;
-END
-$$;
+-- Own rows for a person, every row for the Cold Path (the USING clause checks writes too).
+DROP POLICY IF EXISTS own_rows ON tombstones;
+CREATE POLICY own_rows ON tombstones FOR ALL
+    USING (user_id = (SELECT am_me()) OR (SELECT am_is_coldpath()));
+DROP POLICY IF EXISTS own_rows ON capture_cursors;
+CREATE POLICY own_rows ON capture_cursors FOR ALL
+    USING (user_id = (SELECT am_me()) OR (SELECT am_is_coldpath()));
+DROP POLICY IF EXISTS own_rows ON capture_pauses;
+CREATE POLICY own_rows ON capture_pauses FOR ALL
+    USING (user_id = (SELECT am_me()) OR (SELECT am_is_coldpath()));

@@ -261,7 +261,7 @@ def main() -> None:
     n_rel = sum(p.related for p in ps)
     body = (
         f"{head}\n\n{cs.turns} turns (+ {len(acts)} sessions of the action set,"
-        " bench/prompt_actions.py), {len(cs.sessions)} sessions, 40 projects; {len(ps)} prompts"
+        f" bench/prompt_actions.py), {len(cs.sessions)} sessions, 40 projects; {len(ps)} prompts"
         f" ({n_rel} related, {len(ps) - n_rel} unrelated; "
         f"{sum(p.half == 'heldout' for p in ps)} held out). Bar fitted on the tuning half:"
         f" `speak_above` = {bar} (the lowest of the sweep keeping {SILENCE_GOAL:.0%} of its"

@@ -18,7 +18,10 @@ from agents_memory.store.memories import ensure_user
 from agents_memory.store.search import SearchTuning
 from tests.search.test_actions_found import captured
 
-PROMPT = "the patch failed again, patch rejected: what was it?"
+PROMPT = "the patch failed with an error again: rejected?"
+"""Its words: patch, failed, error, rejected. The action's own text holds two of them ("patch
+rejected: empty patch"); its outcome (``error``) stands for the other two: without them the
+prompt's best hit covers half its words, which stays under the bar."""
 
 
 def _ask(conn: psycopg.Connection[Any], settings: Settings, tuning: SearchTuning) -> Any:

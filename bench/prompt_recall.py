@@ -7,7 +7,10 @@ The coding set (``bench/codeset``: 5,200 turns of 40 projects) is imported by th
 ``memory-capture backfill`` with each project in a git repository under the temp HOME (so a
 turn's ``git_root`` is set, as in real use), with the product's local embedder's vectors
 (cached, ``bench/embed_cache.py``). The prompts (``bench/codeset/prompts.py``) are typed in a
-new session in one of the projects (its directory is the event's ``cwd``).
+new session in one of the projects (its directory is the event's ``cwd``). The action set's
+sessions join the pool through the same backfill, and its ``error`` / ``command`` questions
+join the prompts, in both halves (:mod:`bench.prompt_actions`, which states the rule;
+``--no-actions`` leaves them out).
 
 1. The bar (``SearchTuning.speak_above``) is chosen on the **tuning half only**: the lowest of
    a sweep that keeps at least :data:`SILENCE_GOAL` of the tuning half's unrelated prompts

@@ -7,7 +7,10 @@ The coding set (``bench/codeset``: 5,200 turns of 40 projects) is imported by th
 ``memory-capture backfill`` with each project in a git repository under the temp HOME (so a
 turn's ``git_root`` is set, as in real use), with the product's local embedder's vectors
 (cached, ``bench/embed_cache.py``). The prompts (``bench/codeset/prompts.py``) are typed in a
-new session in one of the projects (its directory is the event's ``cwd``).
+new session in one of the projects (its directory is the event's ``cwd``). The action set's
+sessions join the pool through the same backfill, and its ``error`` / ``command`` questions
+join the prompts, in both halves (:mod:`bench.prompt_actions`, which states the rule;
+``--no-actions`` leaves them out).
 
 1. The bar (``SearchTuning.speak_above``) is chosen on the **tuning half only**: the lowest of
    a sweep that keeps at least :data:`SILENCE_GOAL` of the tuning half's unrelated prompts
@@ -40,7 +43,8 @@ from agents_memory.store.search import SearchFilters, SearchHit, SearchTuning, s
 from agents_memory.store.search.confidence import coverage
 from agents_memory.store.search.scope import find_user_id
 from agents_memory.store.search.terms import parse_query
-from bench import common, embed_cache
+from bench import common, embed_cache, prompt_actions
+from bench.actionset import write as write_actions
 from bench.codeset import CodeSet, generate
 from bench.codeset.prompts import Prompt, prompts
 from bench.codeset.vectors import vectors
@@ -207,16 +211,27 @@ def main() -> None:
     parser.add_argument("--scale", type=int, help="also time recall_for_prompt at this many rows")
     parser.add_argument("--no-write", action="store_true", help="print only, keep RESULTS.md")
     parser.add_argument("--dump", type=Path, help="write the tuning half's candidates (JSONL)")
+    parser.add_argument(
+        "--no-actions", action="store_true", help="without the action set (bench/prompt_actions)"
+    )
     args = parser.parse_args()
     head = common.header(common.command_line())
     cs = generate(24)
     ps = prompts(cs)
     pv, _qv = vectors(cs, args.cache)
-    texts = [p.text for p in ps]
-    qv = dict(zip(texts, embed_cache.embed(texts, "query", args.cache), strict=True))
+    acts = [] if args.no_actions else prompt_actions.sessions()
     with common.bench_db() as db:
         roots = place_projects(db.home, cs)
+        write_actions(db.home, acts)
         key_of = ingest(db, cs, pv, args.cache)
+        if acts:
+            with psycopg.connect(db.url("coding")) as conn:
+                more, more_keys = prompt_actions.action_prompts(conn, acts)
+            ps, key_of = ps + more, key_of | more_keys
+            roots[prompt_actions.PROJECT] = str(db.home)
+            print(f"action prompts: {len(more)}", flush=True)
+        texts = [p.text for p in ps]
+        qv = dict(zip(texts, embed_cache.embed(texts, "query", args.cache), strict=True))
         base = SearchTuning()
         tuning_idx = [i for i, p in enumerate(ps) if p.half == "tuning"]
         with psycopg.connect(db.url("coding")) as conn:
@@ -248,7 +263,8 @@ def main() -> None:
             scale_body = scale_latency(db, ps, roots, args.scale, tuned)
     n_rel = sum(p.related for p in ps)
     body = (
-        f"{head}\n\n{cs.turns} turns, {len(cs.sessions)} sessions, 40 projects; {len(ps)} prompts"
+        f"{head}\n\n{cs.turns} turns (+ {len(acts)} sessions of the action set,"
+        f" bench/prompt_actions.py), {len(cs.sessions)} sessions, 40 projects; {len(ps)} prompts"
         f" ({n_rel} related, {len(ps) - n_rel} unrelated; "
         f"{sum(p.half == 'heldout' for p in ps)} held out). Bar fitted on the tuning half:"
         f" `speak_above` = {bar} (the lowest of the sweep keeping {SILENCE_GOAL:.0%} of its"

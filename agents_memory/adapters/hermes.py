@@ -25,6 +25,10 @@ made by us alone would stop Hermes writing its default persona) that the daemon 
 The MCP server goes into ``~/.hermes/config.yaml``, which the installer does not edit (YAML):
 install's post-install step runs ``hermes mcp add``, uninstall's ``hermes mcp remove``
 (:mod:`agents_memory.adapters.hermes_mcp`).
+
+Per-prompt recall: a user plugin whose ``pre_llm_call`` hook runs our per-prompt hook command;
+install writes it and enables it with ``hermes plugins enable``, uninstall disables and deletes
+it (:mod:`agents_memory.adapters.hermes_plugin`).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents_memory.adapters import _sqlite, hermes_mcp
+from agents_memory.adapters import _sqlite, hermes_mcp, hermes_plugin
 from agents_memory.adapters import hermes_actions as tools
 from agents_memory.adapters._actions import ActionLog
 from agents_memory.adapters.base import (
@@ -69,6 +73,15 @@ class HermesAdapter(_sqlite.SQLiteStoreAdapter):
     the Python SDK's default ``{"name": "mcp", "version": "0.1.0"}`` (seen by the e2e suite);
     ``hermes`` is kept for a later version that names itself."""
 
+    prompt_hook_event = "pre_llm_call"
+    """Not a command hook: our plugin's hook (:mod:`~agents_memory.adapters.hermes_plugin`)
+    runs the per-prompt hook command and hands Hermes its output as the turn's context."""
+
+    def prompt_hook_output(self, text: str) -> str:
+        """Plain text (the plugin returns it as ``{"context": …}``, which Hermes adds to the
+        turn's user message)."""
+        return text
+
     def config_markers(self, home: Path) -> list[Path]:
         return [home / ".hermes"]
 
@@ -95,19 +108,25 @@ class HermesAdapter(_sqlite.SQLiteStoreAdapter):
         return InstallPlan(PLATFORM, edits, tuple(notes))
 
     def post_install(self, ctx: InstallContext) -> list[str]:
-        """Register our MCP server through ``hermes mcp add``: see
-        :mod:`agents_memory.adapters.hermes_mcp`."""
-        return hermes_mcp.register(ctx)
+        """Register our MCP server through ``hermes mcp add`` (:mod:`.hermes_mcp`), then write
+        and enable the per-prompt recall plugin (:mod:`.hermes_plugin`)."""
+        return hermes_mcp.register(ctx) + hermes_plugin.register(ctx)
 
     def post_uninstall(self, ctx: InstallContext) -> list[str]:
-        """Take our MCP server out through ``hermes mcp remove``."""
-        return hermes_mcp.unregister(ctx)
+        """Take our MCP server out through ``hermes mcp remove``, disable and delete the
+        plugin."""
+        return hermes_mcp.unregister(ctx) + hermes_plugin.unregister(ctx)
 
     def installed_extras(self, home: Path, read_text: Reader) -> list[tuple[Path, str]]:
         config = hermes_mcp.config_yaml(home)
-        if hermes_mcp.is_registered(read_text(config)):
-            return [(config, "MCP server (hermes mcp add)")]
-        return []
+        found: list[tuple[Path, str]] = []
+        text = read_text(config)
+        if hermes_mcp.is_registered(text):
+            found.append((config, "MCP server (hermes mcp add)"))
+        if hermes_plugin.is_ours(home):
+            enabled = "enabled" if hermes_plugin.is_enabled(text) else "not enabled"
+            found.append((hermes_plugin.plugin_dir(home), f"per-prompt recall plugin ({enabled})"))
+        return found
 
     def roots(self, home: Path) -> list[Path]:
         return [home / ".hermes"]

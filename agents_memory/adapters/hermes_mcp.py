@@ -38,10 +38,31 @@ def remove_command(hermes: str) -> list[str]:
 
 
 def is_registered(config_text: str | None) -> bool:
-    """Whether ``config.yaml`` names our server (a key at the start of a line, any indent)."""
-    return config_text is not None and any(
-        line.strip() == f"{MCP_SERVER_NAME}:" for line in config_text.splitlines()
-    )
+    """Whether ``config.yaml`` names our server under ``mcp_servers``."""
+    return ("mcp_servers", MCP_SERVER_NAME) in yaml_paths(config_text)
+
+
+def yaml_paths(config_text: str | None) -> set[tuple[str, ...]]:
+    """The key paths of a block-layout YAML mapping (as Hermes's ``save_config`` writes it),
+    each list item a last step (``("plugins", "enabled", "x")``, also for a flow list
+    ``[x, y]``). Enough to see our entries; not a YAML reader."""
+    found: set[tuple[str, ...]] = set()
+    section: list[str] = []
+    for line in (config_text or "").splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("- "):
+            found.add((*section, stripped[2:].strip("'\" ")))
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        key, _, value = stripped.partition(":")
+        section = [*section[:depth], key.strip().strip("'\"")]
+        found.add(tuple(section))
+        if value.strip().startswith("["):
+            items = value.strip().strip("[]").split(",")
+            found.update((*section, v.strip().strip("'\"")) for v in items if v.strip())
+    return found
 
 
 def register(ctx: InstallContext) -> list[str]:
@@ -56,7 +77,7 @@ def register(ctx: InstallContext) -> list[str]:
         return [f"hermes is not on PATH: register the MCP server with `{shown}`"]
     if ctx.dry_run:
         return [f"would run `{shown}`"]
-    outcome = _run(add_command(hermes, ctx.commands.mcp_server))
+    outcome = run_hermes(add_command(hermes, ctx.commands.mcp_server))
     if is_registered(ctx.read_text(config_yaml(ctx.home))):
         return [f"registered the MCP server with `{shown}`"]
     return [f"Hermes did not register the MCP server ({outcome}); run `{shown}`"]
@@ -71,13 +92,13 @@ def unregister(ctx: InstallContext) -> list[str]:
         return [f"hermes is not on PATH: remove the MCP server with `{REMOVAL}`"]
     if ctx.dry_run:
         return [f"would run `{REMOVAL}`"]
-    outcome = _run(remove_command(hermes))
+    outcome = run_hermes(remove_command(hermes))
     if not is_registered(ctx.read_text(config_yaml(ctx.home))):
         return [f"removed the MCP server with `{REMOVAL}`"]
     return [f"Hermes did not remove the MCP server ({outcome}); run `{REMOVAL}`"]
 
 
-def _run(argv: list[str]) -> str:
+def run_hermes(argv: list[str]) -> str:
     """``argv`` answering every question with its default; what happened, for a note (the
     caller judges success by ``config.yaml``)."""
     try:

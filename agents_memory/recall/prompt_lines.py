@@ -1,6 +1,8 @@
 """The lines a prompt's recalled memories are added as: a short header, then one line each —
 date, client, project, an excerpt around the words the prompt and the memory share (not the
-turn's start), and the id ``read_memory`` reads the whole turn with. At most
+turn's start), the action the search found for the turn (its command or paths and how it
+ended, with the first error line: what a prompt about a failure needs), and the id
+``read_memory`` reads the whole turn with. At most
 :data:`MAX_MEMORIES` lines and :data:`MAX_CHARS` characters in all.
 
 Pure (no SQL)."""
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence, Set
 
+from agents_memory.store.search.action_text import action_line
 from agents_memory.store.search.types import SearchHit
 from agents_memory.store.search.words import WORD, stem
 
@@ -17,6 +20,8 @@ MAX_CHARS = 1_200
 LINE_MAX = 370
 """One memory's line is at most this long (three of them and the header fit ``MAX_CHARS``)."""
 MIN_EXCERPT = 60
+ACTION_MAX = 170
+"""The most of a line the found action takes."""
 HEADER = "Possibly relevant, from past sessions (`read_memory` an id for the whole turn):"
 MARK = "…"
 
@@ -38,10 +43,15 @@ def render(hits: Sequence[SearchHit], words: Set[str]) -> tuple[str, list[Search
 
 
 def memory_line(hit: SearchHit, words: Set[str], room: int = LINE_MAX) -> str:
-    """``- 2026-03-05 claude-code payments: …excerpt… (id 123)`` within ``room`` characters."""
+    """``- 2026-03-05 claude-code payments: …excerpt… [shell `make db` → error (exit 1): …]
+    (id 123)`` within ``room`` characters (the action only when the search found one)."""
     project = hit.p_tag or _basename(hit.cwd) or "no project"
     head = f"- {hit.message_at:%Y-%m-%d} {hit.agent_platform} {project}: "
-    tail = f" (id {hit.id})"
+    acted = ""
+    if hit.actions:
+        best = max(hit.actions, key=lambda a: a.score)
+        acted = f" [{excerpt(action_line(best), set(), ACTION_MAX - 3)}]"
+    tail = f"{acted} (id {hit.id})"
     return head + excerpt(hit.message, words, max(MIN_EXCERPT, room - len(head) - len(tail))) + tail
 
 

@@ -1,8 +1,9 @@
 """Per-prompt recall in the real clients that have a per-prompt hook (Claude Code and Codex
-``UserPromptSubmit``, Gemini CLI ``BeforeAgent``): after ``memory-capture install``, the model
-request of a prompt that an old memory answers carries that memory; the request of an
-unrelated prompt carries nothing of it; and capture does not store the added memory back as
-the user's words. Offline, with the fake model (it logs every request)."""
+``UserPromptSubmit``, Gemini CLI ``BeforeAgent``, OpenCode's and Hermes's plugins): after
+``memory-capture install``, the model request of a prompt that an old memory answers carries
+that memory; the request of an unrelated prompt carries nothing of it; and capture does not
+store the added memory back as the user's words. Offline, with the fake model (it logs every
+request). Hermes's uninstall leaves its plugin neither enabled nor on disk."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agents_memory.adapters import get_adapter
+from agents_memory.adapters import get_adapter, hermes_plugin
 from agents_memory.store.embedded import EmbeddedServer, ServerInfo
 from agents_memory.store.memories import NewMemory, ensure_user, insert_memories
 from tests.e2e.clis import CLIS, AgentCli
@@ -59,6 +60,10 @@ class Recalled:
     steps: dict[str, Ran] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
+    config_after: str | None = None
+    """Hermes: ``config.yaml`` after uninstall."""
+    plugin_left: bool = False
+    """Hermes: whether our plugin's directory is still there after uninstall."""
 
     def about(self, nonce: str, *, not_about: str = "") -> list[str]:
         """The model requests of the prompt with ``nonce`` (and not of the one with
@@ -135,6 +140,10 @@ def recalled(
             [*capture, "uninstall", "--platform", platform, "--yes"], env=env, cwd=cwd
         )
         outcome.steps["stop daemon"] = run([*capture, "stop"], env=env, cwd=cwd)
+        if platform == "hermes":
+            config = ws.home / ".hermes" / "config.yaml"
+            outcome.config_after = config.read_text("utf-8") if config.exists() else None
+            outcome.plugin_left = hermes_plugin.plugin_dir(ws.home).exists()
         yield outcome
     if os.environ.get("E2E_KEEP") != "1":
         shutil.rmtree(base, ignore_errors=True)
@@ -163,3 +172,12 @@ def test_capture_does_not_store_the_added_memory_as_the_users_words(recalled: Re
     assert len(asked) == 1, captured
     assert ANSWER not in asked[0]["message"], asked[0]["message"]
     assert recalled.steps["uninstall"].returncode == 0, recalled.steps["uninstall"].tail()
+
+
+def test_hermes_uninstall_disables_and_deletes_the_plugin(recalled: Recalled) -> None:
+    if recalled.platform != "hermes":
+        pytest.skip("Hermes's plugin only")
+    assert recalled.steps["uninstall"].returncode == 0, recalled.steps["uninstall"].tail()
+    assert not recalled.plugin_left, recalled.steps["uninstall"].tail()
+    assert not hermes_plugin.is_enabled(recalled.config_after), recalled.config_after
+    assert "entries" not in (recalled.config_after or ""), recalled.config_after

@@ -19,6 +19,8 @@ from tests.install.conftest import make_executable
 REGISTERING = """\
 #!{python}
 import sys
+if sys.argv[1] != "mcp":  # the plugin's commands: tests/install/test_hermes_plugin.py
+    sys.exit(0)
 open({log!r}, "a").write(" ".join(sys.argv[1:]) + "\\n")
 print("  Enable all 7 tools? [Y/n/select]: " if sys.argv[2] == "add" else "Remove? [Y/n]: ")
 if sys.stdin.readline().strip() not in ("", "y", "Y"):

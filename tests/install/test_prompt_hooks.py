@@ -93,7 +93,7 @@ def test_opencode_gets_the_plugin_only_where_it_has_plugins_already(
     assert not plugin.exists()
 
 
-WITHOUT = sorted(set(names()) - {p for p, *_ in PER_PROMPT} - {"opencode"})
+WITHOUT = sorted(set(names()) - {p for p, *_ in PER_PROMPT} - {"opencode", "hermes"})
 
 
 @pytest.mark.parametrize("platform", WITHOUT)

@@ -15,6 +15,9 @@ ActionKind = Literal["edit", "write", "read", "shell", "search", "web", "mcp", "
 """An action's normalised kinds (the ``actions.kind`` check of migration 0015)."""
 ACTION_KINDS: Final[tuple[str, ...]] = get_args(ActionKind)
 
+OUTCOME_WORDS: Final = {"error": "error failed failure", "interrupted": "interrupted"}
+"""The words an outcome other than ``ok`` stands for when a hit's coverage is counted."""
+
 LINE_SUBJECT_CHARS: Final = 120
 """The most of a command line (its first line) or an error line one action's line shows."""
 
@@ -94,9 +97,12 @@ class FoundAction:
     """Its full-text score for the query (0 when only a ``kind`` / ``file`` filter found it)."""
 
     def text(self) -> str:
-        """What the search reads of it: tool, targets, command and excerpt."""
+        """What the search's confidence reads of it: tool, targets, command, excerpt and, for
+        one that did not succeed, the words that say so (a prompt about a failure names it
+        so, not by the error's text alone)."""
+        said = OUTCOME_WORDS.get(self.outcome)
         return " ".join(
-            part for part in (self.tool, *self.targets, self.command, self.excerpt) if part
+            part for part in (self.tool, *self.targets, self.command, self.excerpt, said) if part
         )
 
     def as_dict(self) -> dict[str, Any]:

@@ -44,7 +44,11 @@ from agents_memory.store.knowledge import set_embedding
 from agents_memory.store.passages import PREVIOUS_SQL, passage_text
 from agents_memory.store.search import SearchResult, SearchTuning, find_user_id, search_memories
 from agents_memory.store.search.actions import actions_of, owner_turns
-from agents_memory.store.search.lexemes import analyze_memory, refresh_search_lexemes
+from agents_memory.store.search.lexemes import (
+    analyze_memory,
+    merge_pending_words,
+    refresh_search_lexemes,
+)
 from bench import common, embed_cache
 from bench.actionset import QUESTION_KINDS, Session, generate, write
 from bench.codeset.bm25 import BM25
@@ -72,6 +76,7 @@ def ingest(db: common.BenchDB, sessions: list[Session]) -> tuple[str, float, int
     with psycopg.connect(url) as conn:
         analyze_memory(conn)
         refresh_search_lexemes(conn, force=True)
+        merge_pending_words(conn)  # as the Cold Path does each tick
         conn.commit()
     return url, took, size
 

@@ -39,7 +39,11 @@ from agents_memory.store.search import (
     find_user_id,
     search_memories,
 )
-from agents_memory.store.search.lexemes import analyze_memory, refresh_search_lexemes
+from agents_memory.store.search.lexemes import (
+    analyze_memory,
+    merge_pending_words,
+    refresh_search_lexemes,
+)
 from agents_memory.store.search.words import content_words
 from bench import coding_arms, coding_latency, common, embed_cache
 from bench.codeset import CodeSet, generate, write
@@ -109,6 +113,7 @@ def ingest(
         conn.commit()
         analyze_memory(conn)
         refresh_search_lexemes(conn, force=True)
+        merge_pending_words(conn)  # as the Cold Path does each tick
         conn.commit()
     fresh_n = len(redo) if pv else 0
     print(f"imported {len(rows)} rows ({len(out)} mapped, {fresh_n} embedded afresh)")

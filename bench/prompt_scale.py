@@ -18,7 +18,11 @@ from agents_memory.recall.prompt_recall import recall_for_prompt
 from agents_memory.recall.search import QueryVector
 from agents_memory.store.database import EmbeddingSpec
 from agents_memory.store.search import SearchFilters, SearchTuning, search_memories
-from agents_memory.store.search.lexemes import analyze_memory, refresh_search_lexemes
+from agents_memory.store.search.lexemes import (
+    analyze_memory,
+    merge_pending_words,
+    refresh_search_lexemes,
+)
 from agents_memory.store.search.scope import find_user_id
 from bench import common
 from bench.codeset.prompts import Prompt
@@ -54,6 +58,7 @@ def grow(url: str, rows: int) -> int:
         conn.commit()
         analyze_memory(conn)
         refresh_search_lexemes(conn, force=True)
+        merge_pending_words(conn)  # as the Cold Path does each tick
         conn.commit()
         return int(conn.execute("SELECT count(*) FROM memory").fetchone()[0])  # type: ignore[index]
 

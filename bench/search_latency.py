@@ -40,7 +40,11 @@ from agents_memory.config import load_settings
 from agents_memory.embeddings import QUERY_THREADS, create_embedder
 from agents_memory.store import migrate
 from agents_memory.store.search import SearchFilters, SearchTuning
-from agents_memory.store.search.lexemes import analyze_memory, refresh_search_lexemes
+from agents_memory.store.search.lexemes import (
+    analyze_memory,
+    merge_pending_words,
+    refresh_search_lexemes,
+)
 from bench import common, embed_cache, locomo_data, replay, search_plans, search_scale
 
 _SECONDARY = (
@@ -178,9 +182,9 @@ def _kept(db: common.BenchDB, name: str, keep: common.Path | None) -> dict[str, 
 
 
 def _copy_statistics(db: common.BenchDB, name: str) -> None:
-    """What the Cold Path does after ANALYZE: copy the common words for the search (see
-    ``store/search/lexemes.py``). A database kept by an earlier version is migrated first and
-    analysed again when that changed its schema."""
+    """What the Cold Path does after ANALYZE: copy the common words for the search and merge
+    the full-text index's pending list (see ``store/search/lexemes.py``). A database kept by an
+    earlier version is migrated first and analysed again when that changed its schema."""
     with psycopg.connect(db.url(name), autocommit=True) as conn:
         if migrate.migrate(conn):
             started = time.perf_counter()
@@ -188,6 +192,7 @@ def _copy_statistics(db: common.BenchDB, name: str) -> None:
             print(f"  {name}: migrated, ANALYZE {time.perf_counter() - started:.1f} s", flush=True)
         with conn.transaction():
             copied = refresh_search_lexemes(conn, force=True)
+            merge_pending_words(conn)  # as the Cold Path does each tick
     print(f"  {name}: {copied:,} common words copied for the search", flush=True)
 
 

@@ -5,7 +5,9 @@ A search in a big scope asks which of its words are common in the whole table
 this job copies them into ``search_lexemes`` when they changed, so a search looks its words up
 instead of reading the statistics itself. Cheap when nothing changed: one digest of the
 statistics per tick. Its first run in a database analyses the table first: a database upgraded
-to the raised statistics target (migration 0007) would otherwise wait for autovacuum.
+to the raised statistics target (migration 0007) would otherwise wait for autovacuum. Each tick
+also merges the full-text index's pending list (``lexemes.merge_pending_words``): every word a
+search looks up through the index reads that list whole.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ class SearchStatsJob(Job):
             if not lexemes.copied_before(ctx.conn):
                 lexemes.analyze_memory(ctx.conn)
             copied = lexemes.refresh_search_lexemes(ctx.conn)
+            merged = lexemes.merge_pending_words(ctx.conn)
         if copied is None:
             report.skipped = 1
         else:
             report.processed = 1
             report.notes.append(f"copied {copied:,} common words from the table's statistics")
+        if merged:
+            report.notes.append(f"merged {merged:,} pages of new words into the full-text index")
         return report

@@ -11,6 +11,7 @@ which resolves a project tag through its aliases.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -35,6 +36,7 @@ from agents_memory.store.search.fusion import fuse_results
 
 if TYPE_CHECKING:
     from agents_memory.embeddings import Embedder
+    from agents_memory.store.search.memories import VectorSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,11 +88,13 @@ def search_user(
     conn: psycopg.Connection[Any],
     user_id: int,
     request: PreparedSearch,
-    query_vector: np.ndarray[Any, Any] | None,
+    query_vector: VectorSource,
     settings: Settings,
     more_vectors: Sequence[np.ndarray[Any, Any] | None] = (),
 ) -> SearchResult:
-    """``user_id``'s search, the vector arm with ``query_vector`` when there is one. A project
+    """``user_id``'s search, the vector arm with ``query_vector`` when there is one (a
+    callable, :meth:`PendingVector.vector`, is asked once the statements that need no vector
+    are sent: the query is embedded meanwhile). A project
     that is no tag is refused (:class:`~agents_memory.errors.UnknownProjectError`, naming the
     close ones), not searched for nothing. The request's other phrasings (``more``, their
     vectors in ``more_vectors`` when given) are searched too and the rankings fused
@@ -102,7 +106,7 @@ def search_user(
     shared = team.shared_view(conn, user_id)
     if shared:
         filters = replace(filters, shared=shared)
-    phrasings = [(request.text, query_vector)]
+    phrasings: list[tuple[str | None, VectorSource]] = [(request.text, query_vector)]
     vectors = list(more_vectors)
     for n, text in enumerate(request.more):
         phrasings.append((text, vectors[n] if n < len(vectors) else None))
@@ -149,6 +153,31 @@ def embed_query(
     except Exception as exc:  # any backend failure degrades to full-text, by design
         return QueryVector(None, failed_note(exc))
     return QueryVector(np.asarray(vectors[0]), more=tuple(np.asarray(v) for v in vectors[1:]))
+
+
+class PendingVector:
+    """``text`` embedded by ``embedder`` on a thread of its own (:func:`embed_query`), so a
+    search can send what needs no vector meanwhile: :meth:`vector` waits for it."""
+
+    def __init__(self, embedder: Embedder | None, text: str) -> None:
+        self._result = QueryVector(None)
+        self._thread = threading.Thread(
+            target=self._embed, args=(embedder, text), name="query-embed", daemon=True
+        )
+        self._thread.start()
+
+    def _embed(self, embedder: Embedder | None, text: str) -> None:
+        self._result = embed_query(embedder, text)
+
+    def vector(self) -> np.ndarray[Any, Any] | None:
+        """The query's vector (``None``: full-text only, :attr:`note` says why)."""
+        self._thread.join()
+        return self._result.vector
+
+    @property
+    def note(self) -> str | None:
+        """Why the search runs full-text only, once :meth:`vector` returned."""
+        return self._result.note
 
 
 def backend_query_vector(

@@ -59,3 +59,20 @@ def test_the_worker_runs_it_every_tick(settings: Settings, conn: psycopg.Connect
     assert _copied(conn)["'zeppelin'"] == 20
     recorded = "SELECT total_processed, skipped FROM coldpath_runs WHERE job = 'search_stats'"
     assert conn.execute(recorded).fetchone() == (1, 1)  # the copy, then a tick with nothing new
+
+
+def test_each_tick_merges_the_new_words_into_the_full_text_index(
+    conn: psycopg.Connection[Any], settings: Settings
+) -> None:
+    """New rows wait in the index's pending list, which every word lookup reads whole, until
+    the job merges them (a second merge then finds nothing)."""
+    job = SearchStatsJob()
+    job.run(context(conn, settings))
+    conn.commit()
+    add(conn, settings, *(row(f"zeppelin mooring drill {i}") for i in range(40)))
+    conn.commit()
+    report = job.run(context(conn, settings))
+    conn.commit()
+    assert any("merged" in note for note in report.notes), report.notes
+    pending = conn.execute("SELECT gin_clean_pending_list('memory_fts'::regclass)").fetchone()
+    assert pending == (0,)

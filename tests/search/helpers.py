@@ -16,6 +16,7 @@ from agents_memory.store.search import (
     SearchTuning,
     search_memories,
 )
+from agents_memory.store.search.memories import VectorSource
 
 DIM = 384
 NOW = datetime.now(UTC)
@@ -96,7 +97,7 @@ def mem(
 def run(
     conn: psycopg.Connection[Any],
     query: str | None,
-    vector: np.ndarray[Any, Any] | None = None,
+    vector: VectorSource = None,
     *,
     user: str = "tester",
     tuning: SearchTuning | None = None,

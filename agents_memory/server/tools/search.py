@@ -17,6 +17,7 @@ from pydantic.json_schema import SkipJsonSchema
 from agents_memory.adapters import all_platforms
 from agents_memory.errors import SearchArgumentError, UnknownProjectError
 from agents_memory.recall.search import (
+    PendingVector,
     QueryVector,
     embed_query,
     prepare_search,
@@ -165,22 +166,30 @@ def search_result(state: ServerState, request: SearchRequest, *, now: datetime) 
         prepared = prepare_search(request, device_name=state.settings.device_name, now=now)
     except SearchArgumentError as exc:
         raise _tool_error(exc) from exc
-    vector = (
-        embed_query(state.embedder(), prepared.text, prepared.more)
-        if prepared.text
-        else QueryVector(None)
-    )
-    if vector.note:
-        log.warning("%s", vector.note)
+    pending: PendingVector | None = None
+    vector = QueryVector(None)
+    if prepared.text and not prepared.more:  # embedded while the search sends the rest
+        pending = PendingVector(state.embedder(), prepared.text)
+    elif prepared.text:
+        vector = embed_query(state.embedder(), prepared.text, prepared.more)
     try:
         with state.pool.connection() as conn:
             return search_user(
-                conn, state.user_id, prepared, vector.vector, state.settings, vector.more
+                conn,
+                state.user_id,
+                prepared,
+                vector.vector if pending is None else pending.vector,
+                state.settings,
+                vector.more,
             )
     except UnknownProjectError as exc:
         raise ToolError(
             f"{exc}. Call search_memory without project, or with one of those projects."
         ) from exc
+    finally:
+        note = vector.note if pending is None else pending.note
+        if note:
+            log.warning("%s", note)
 
 
 def full_output(result: SearchResult) -> SearchOutput:

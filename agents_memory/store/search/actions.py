@@ -213,8 +213,22 @@ def action_arm(
 ) -> ActionTurns:
     """The best ``tuning.action_pool`` actions for ``terms`` (stems, matched as prefixes) of
     the filters' kind and file, grouped by the turn (in scope ``where``) each belongs to."""
+    return read_action_arm(send_action_arm(conn, user_id, terms, filters, where, tuning), terms)
+
+
+def send_action_arm(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    terms: Sequence[str],
+    filters: SearchFilters,
+    where: sql.Composable,
+    tuning: SearchTuning,
+) -> psycopg.Cursor[dict[str, Any]] | None:
+    """Send :func:`action_arm`'s statement and return its cursor (``None``: nothing to
+    search), read by :func:`read_action_arm`: in a pipeline it travels with the statements
+    sent beside it."""
     if not terms or tuning.action_pool <= 0:
-        return ActionTurns()
+        return None
     queries = [f"'{t}':*" for t in terms]
     statement = sql.SQL(
         "WITH w AS (SELECT t.q::tsquery AS q FROM unnest(%(terms)s::text[]) t(q)),"
@@ -259,7 +273,16 @@ def action_arm(
     )
     kinds, failed = hinted(terms)
     params = {"terms": queries, "any": " | ".join(queries), "kinds": list(kinds), "failed": failed}
-    rows = conn.cursor(row_factory=dict_row).execute(statement, params, prepare=False).fetchall()
+    return conn.cursor(row_factory=dict_row).execute(statement, params, prepare=False)
+
+
+def read_action_arm(
+    cur: psycopg.Cursor[dict[str, Any]] | None, terms: Sequence[str]
+) -> ActionTurns:
+    """The turns of :func:`send_action_arm`'s cursor."""
+    if cur is None:
+        return ActionTurns()
+    rows = cur.fetchall()
     sure = max((int(r["held"]) for r in rows), default=0) / len(terms)
     return _turns(rows, sure)
 

@@ -30,8 +30,17 @@ def prepare_session(
     iterative HNSW scans, so filtered rows are replaced and never starve the page) and the
     vector column's dimensions. Returns the query vector as a ``halfvec`` literal, or ``None``
     and why not."""
-    hnsw = query_vector is not None
-    row = conn.execute(
+    cur = send_settings(conn, query_vector is not None, filters, tuning)
+    return vector_literal(cur, query_vector)
+
+
+def send_settings(
+    conn: psycopg.Connection[Any], hnsw: bool, filters: SearchFilters, tuning: SearchTuning
+) -> psycopg.Cursor[Any]:
+    """Send :func:`prepare_session`'s statement (the HNSW settings when ``hnsw``) and return
+    its cursor, read by :func:`vector_literal`: in a pipeline it travels with the statements
+    sent beside it."""
+    return conn.execute(
         "SELECT set_config('client_min_messages', 'warning', true),"
         " CASE WHEN %(hnsw)s THEN set_config('hnsw.iterative_scan', 'relaxed_order', true) END,"
         " CASE WHEN %(hnsw)s THEN set_config('hnsw.ef_search', %(ef)s, true) END,"
@@ -43,7 +52,15 @@ def prepare_session(
             "ef": str(tuning.ef_search(filters.limit)),
             "tuples": str(tuning.hnsw_max_scan_tuples),
         },
-    ).fetchone()
+    )
+
+
+def vector_literal(
+    settings: psycopg.Cursor[Any], query_vector: np.ndarray[Any, Any] | None
+) -> tuple[str | None, str | None]:
+    """The query vector as a ``halfvec`` literal for the vector column :func:`send_settings`
+    read (its cursor, ``settings``), or ``None`` and why not."""
+    row = settings.fetchone()
     if query_vector is None:
         return None, None
     dim = int(row[4]) if row is not None and row[4] is not None and int(row[4]) > 0 else None

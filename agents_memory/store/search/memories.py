@@ -1,25 +1,40 @@
 """``search_memories``: the newest rows without a query; else the hybrid statement, and the
-ILIKE fallback when both of its arms are weak."""
+ILIKE fallback when both of its arms are weak.
+
+The statements that need no query vector (the transaction's settings, the actions arm, the
+sessions' summary text) go to the server together in one round trip before the hybrid
+statement, while the caller may still be embedding the query (a vector given as a callable is
+asked for only then)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import psycopg
 
-from agents_memory.store.search.actions import ActionTurns, action_arm, filtered_turns
+from agents_memory.store.search.actions import (
+    ActionTurns,
+    filtered_turns,
+    read_action_arm,
+    send_action_arm,
+)
 from agents_memory.store.search.confidence import assess
 from agents_memory.store.search.fallback import ilike, recency
 from agents_memory.store.search.fuse_actions import fuse, with_actions
-from agents_memory.store.search.hybrid import Hybrid, prepare_session, run_hybrid
+from agents_memory.store.search.hybrid import Hybrid, run_hybrid, send_settings, vector_literal
 from agents_memory.store.search.scope import TagFilter, filter_sql, resolve_p_tag
-from agents_memory.store.search.sessions import session_hits
+from agents_memory.store.search.sessions import send_session_text, session_hits
 from agents_memory.store.search.terms import ParsedQuery, parse_query
 from agents_memory.store.search.types import SearchFilters, SearchHit, SearchResult, SearchTuning
 from agents_memory.store.search.words import action_terms
+
+VectorSource = np.ndarray[Any, Any] | Callable[[], np.ndarray[Any, Any] | None] | None
+"""The query's vector, or a callable that gives it (``None``: full-text only), called once
+the statements that need no vector are on their way: the caller embeds meanwhile."""
 
 
 def search_memories(
@@ -27,7 +42,7 @@ def search_memories(
     user_id: int,
     *,
     query: str | None,
-    query_vector: np.ndarray[Any, Any] | None,
+    query_vector: VectorSource,
     filters: SearchFilters,
     tuning: SearchTuning,
 ) -> SearchResult:
@@ -49,19 +64,58 @@ def search_memories(
             hits = with_actions(recency(conn, user_id, filters, tag), shown)
             return SearchResult(used="recency", hits=hits, p_tag=tag.name if tag else None)
         parsed = parse_query(query, tuning.date_slack_days)
-        arm = action_arm(
-            conn,
-            user_id,
-            action_terms(query),
-            filters,
-            filter_sql(filters, tag, user_id),
-            tuning,
-        )
-        result = _ranked(conn, user_id, parsed, query_vector, filters, tag, tuning, (arm, shown))
+        first = _first_round(conn, user_id, parsed, query_vector is not None, filters, tag, tuning)
+        vector = query_vector() if callable(query_vector) else query_vector
+        literal = vector_literal(first.settings, vector)
+        result = _ranked(conn, user_id, parsed, literal, filters, tag, tuning, (first.arm, shown))
         if filters.role is not None:
             return result
-        found = session_hits(conn, user_id, parsed.terms, filters, tag, result.hits)
+        by_text = [] if first.sessions is None else first.sessions.fetchall()
+        found = session_hits(
+            conn, user_id, parsed.terms, filters, tag, result.hits, by_text=by_text
+        )
         return replace(result, sessions=found)
+
+
+@dataclass(frozen=True, slots=True)
+class _FirstRound:
+    """What the statements that need no query vector found: the settings' cursor (read by
+    :func:`~agents_memory.store.search.hybrid.vector_literal`), the actions arm and the
+    sessions' summary text (its cursor; ``None``: not searched)."""
+
+    settings: psycopg.Cursor[Any]
+    arm: ActionTurns
+    sessions: psycopg.Cursor[dict[str, Any]] | None
+
+
+def _first_round(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    parsed: ParsedQuery,
+    hnsw: bool,
+    filters: SearchFilters,
+    tag: TagFilter | None,
+    tuning: SearchTuning,
+) -> _FirstRound:
+    """The transaction's settings, the actions arm and (without a role filter) the sessions'
+    summary text, sent in one pipeline: one round trip."""
+    where = filter_sql(filters, tag, user_id)
+    terms = action_terms(parsed.text)
+    with _pipeline(conn):
+        settings = send_settings(conn, hnsw, filters, tuning)
+        sessions = None
+        if filters.role is None:
+            sessions = send_session_text(conn, user_id, parsed.terms, filters, tag)
+        sent = send_action_arm(conn, user_id, terms, filters, where, tuning)
+    return _FirstRound(settings, read_action_arm(sent, terms), sessions)
+
+
+@contextmanager
+def _pipeline(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """A pipeline (the statements sent together, their rows read after), or none with a libpq
+    older than 14 (then one round trip each, same rows)."""
+    with conn.pipeline() if psycopg.Pipeline.is_supported() else nullcontext():
+        yield
 
 
 def _unknown_tag(p_tag: str) -> SearchResult:
@@ -88,17 +142,18 @@ def _ranked(
     conn: psycopg.Connection[Any],
     user_id: int,
     query: ParsedQuery,
-    query_vector: np.ndarray[Any, Any] | None,
+    literal: tuple[str | None, str | None],
     filters: SearchFilters,
     tag: TagFilter | None,
     tuning: SearchTuning,
     actions: tuple[ActionTurns, ActionTurns],
 ) -> SearchResult:
-    """The hybrid statement's hits fused with the actions arm's (``actions``: its turns, and
-    a ``kind`` / ``file`` filter's) when any arm is strong (a full-text hit, an action, or a
-    cosine at the fallback threshold or above); else :func:`_weak`."""
+    """The hybrid statement's hits (the query vector as a ``halfvec`` literal, or ``None`` and
+    why not) fused with the actions arm's (``actions``: its turns, and a ``kind`` / ``file``
+    filter's) when any arm is strong (a full-text hit, an action, or a cosine at the fallback
+    threshold or above); else :func:`_weak`."""
     arm, shown = actions
-    vector, note = prepare_session(conn, query_vector, filters, tuning)
+    vector, note = literal
     hybrid = run_hybrid(conn, user_id, query, vector, filters, tag, tuning)
     strong = (
         hybrid.fts_hits > 0

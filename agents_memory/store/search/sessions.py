@@ -57,58 +57,71 @@ def session_text_ranking(
     """The sessions whose summary text holds any of the query's words, best first (at most
     :data:`CANDIDATES`), with their summary's columns and ``text_score``. The words that only
     say "a session" are not searched for."""
+    cur = send_session_text(conn, user_id, terms, filters, tag)
+    return [] if cur is None else cur.fetchall()
+
+
+def send_session_text(
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    terms: QueryTerms,
+    filters: SearchFilters,
+    tag: TagFilter | None,
+) -> psycopg.Cursor[dict[str, Any]] | None:
+    """Send :func:`session_text_ranking`'s statement and return its cursor (``None``: no word
+    to search): in a pipeline it travels with the statements sent beside it."""
     words = [t for t in terms.terms if t not in _SESSION_WORDS]
     if not words:
-        return []
+        return None
     platform = filters.agent_platform if filters.agent_platform not in (None, "", "*") else None
     start = filters.date_range.start if filters.date_range is not None else None
     end = filters.date_range.end if filters.date_range is not None else None
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(
-            # Materialised: each is counted once, not once per session it is joined to. The
-            # sessions scored are those holding a rare word of the query (all its words when it
-            # has none), the newest POOL of them: a common word costs a bounded scan.
-            "WITH q AS MATERIALIZED (SELECT w, to_tsquery('agents_memory', w) AS tq"
-            "  FROM unnest(%(words)s::text[]) AS w),"
-            " total AS MATERIALIZED (SELECT count(*)::float8 AS n FROM session_summaries"
-            "  WHERE user_id = %(user)s),"
-            " df AS MATERIALIZED (SELECT q.w, q.tq, (SELECT count(*) FROM session_summaries s"
-            "  WHERE s.user_id = %(user)s AND s.fts @@ q.tq)::float8 AS n FROM q),"
-            " anyq AS MATERIALIZED (SELECT to_tsquery('agents_memory', %(any)s) AS tq,"
-            "  to_tsquery('agents_memory', coalesce((SELECT string_agg(df.w, ' | ')"
-            "   FROM df, total WHERE df.n <= greatest(%(rare)s * total.n, 1)), %(any)s)) AS rare),"
-            " pool AS MATERIALIZED (SELECT s.id, s.fts, ts_rank(s.fts, anyq.tq) AS rank"
-            "  FROM session_summaries s, anyq"
-            "  WHERE s.user_id = %(user)s AND s.fts @@ anyq.rare"
-            "  AND (%(platform)s::text IS NULL OR s.agent_platform = %(platform)s::text)"
-            "  AND (%(tags)s::bigint[] IS NULL OR s.p_tag_id = ANY(%(tags)s::bigint[]))"
-            "  AND (%(start)s::timestamptz IS NULL OR s.last_at >= %(start)s::timestamptz)"
-            "  AND (%(end)s::timestamptz IS NULL OR s.started_at < %(end)s::timestamptz)"
-            "  ORDER BY s.last_at DESC LIMIT %(pool)s),"
-            " scored AS (SELECT p.id,"
-            "  coalesce(sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)))"
-            "   FILTER (WHERE p.fts @@ df.tq), 0) * (1 + max(p.rank)) AS text_score"
-            "  FROM pool p CROSS JOIN df CROSS JOIN total GROUP BY p.id)"
-            " SELECT s.agent_platform, s.session_id, s.git_root, t.name AS project,"
-            "  s.started_at, s.last_at, s.turns, s.title, s.summary, sc.text_score"
-            " FROM scored sc JOIN session_summaries s ON s.id = sc.id"
-            " LEFT JOIN project_tags t ON t.id = canonical_project_tag_id(s.p_tag_id)"
-            " ORDER BY sc.text_score DESC, s.last_at DESC LIMIT %(limit)s",
-            {
-                "words": words,
-                "any": " | ".join(words),
-                "user": user_id,
-                "platform": platform,
-                "tags": tag.member_ids if tag is not None else None,
-                "start": start,
-                "end": end,
-                "limit": CANDIDATES,
-                "rare": RARE_SHARE,
-                "pool": POOL,
-            },
-            prepare=False,  # cheap to plan; kept out of the search's prepared statements
-        )
-        return cur.fetchall()
+    cur = conn.cursor(row_factory=dict_row)
+    cur.execute(
+        # Materialised: each is counted once, not once per session it is joined to. The
+        # sessions scored are those holding a rare word of the query (all its words when it
+        # has none), the newest POOL of them: a common word costs a bounded scan.
+        "WITH q AS MATERIALIZED (SELECT w, to_tsquery('agents_memory', w) AS tq"
+        "  FROM unnest(%(words)s::text[]) AS w),"
+        " total AS MATERIALIZED (SELECT count(*)::float8 AS n FROM session_summaries"
+        "  WHERE user_id = %(user)s),"
+        " df AS MATERIALIZED (SELECT q.w, q.tq, (SELECT count(*) FROM session_summaries s"
+        "  WHERE s.user_id = %(user)s AND s.fts @@ q.tq)::float8 AS n FROM q),"
+        " anyq AS MATERIALIZED (SELECT to_tsquery('agents_memory', %(any)s) AS tq,"
+        "  to_tsquery('agents_memory', coalesce((SELECT string_agg(df.w, ' | ')"
+        "   FROM df, total WHERE df.n <= greatest(%(rare)s * total.n, 1)), %(any)s)) AS rare),"
+        " pool AS MATERIALIZED (SELECT s.id, s.fts, ts_rank(s.fts, anyq.tq) AS rank"
+        "  FROM session_summaries s, anyq"
+        "  WHERE s.user_id = %(user)s AND s.fts @@ anyq.rare"
+        "  AND (%(platform)s::text IS NULL OR s.agent_platform = %(platform)s::text)"
+        "  AND (%(tags)s::bigint[] IS NULL OR s.p_tag_id = ANY(%(tags)s::bigint[]))"
+        "  AND (%(start)s::timestamptz IS NULL OR s.last_at >= %(start)s::timestamptz)"
+        "  AND (%(end)s::timestamptz IS NULL OR s.started_at < %(end)s::timestamptz)"
+        "  ORDER BY s.last_at DESC LIMIT %(pool)s),"
+        " scored AS (SELECT p.id,"
+        "  coalesce(sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)))"
+        "   FILTER (WHERE p.fts @@ df.tq), 0) * (1 + max(p.rank)) AS text_score"
+        "  FROM pool p CROSS JOIN df CROSS JOIN total GROUP BY p.id)"
+        " SELECT s.agent_platform, s.session_id, s.git_root, t.name AS project,"
+        "  s.started_at, s.last_at, s.turns, s.title, s.summary, sc.text_score"
+        " FROM scored sc JOIN session_summaries s ON s.id = sc.id"
+        " LEFT JOIN project_tags t ON t.id = canonical_project_tag_id(s.p_tag_id)"
+        " ORDER BY sc.text_score DESC, s.last_at DESC LIMIT %(limit)s",
+        {
+            "words": words,
+            "any": " | ".join(words),
+            "user": user_id,
+            "platform": platform,
+            "tags": tag.member_ids if tag is not None else None,
+            "start": start,
+            "end": end,
+            "limit": CANDIDATES,
+            "rare": RARE_SHARE,
+            "pool": POOL,
+        },
+        prepare=False,  # cheap to plan; kept out of the search's prepared statements
+    )
+    return cur
 
 
 def turn_sessions(
@@ -140,10 +153,13 @@ def session_hits(
     *,
     limit: int = SESSION_HITS,
     fusion: SessionFusion = SessionFusion(),
+    by_text: list[dict[str, Any]] | None = None,
 ) -> tuple[SessionHit, ...]:
     """The sessions a query names, best first: its summary's text rank and its best turn's
-    rank among ``turn_hits`` fused (reciprocal ranks)."""
-    by_text = session_text_ranking(conn, user_id, terms, filters, tag)
+    rank among ``turn_hits`` fused (reciprocal ranks). ``by_text``: the
+    :func:`session_text_ranking` already read (read here when ``None``)."""
+    if by_text is None:
+        by_text = session_text_ranking(conn, user_id, terms, filters, tag)
     turn_rank: dict[tuple[str, str], int] = {}
     for hit in turn_hits:
         if hit.session_id is not None:

@@ -8,6 +8,11 @@ The history is synthetic Claude Code turns, backfilled without vectors (the Cold
 so that nothing else runs while the searches are timed; the query is still embedded by the
 daemon's model and the vector arm still runs). "First call" is the first search after the
 daemon's socket appears, so it includes whatever the daemon has not loaded yet.
+
+The command is the installed console script, run as a user runs it: a plain ``search`` is
+answered by the daemon through the entry point's standard-library fast path
+(:mod:`agents_memory.cli.fast_search`); a row with ``--help`` times the full click command in
+the same run, for comparison.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from bench import common
 from bench.hook_latency import PY, _capture_daemon, _time, seed_history
 
 SEARCH = [str(Path(PY).with_name("mcp-agents-memory")), "search", "turn about caching"]
+HELP = [*SEARCH[:2], "--help"]
 
 
 def _row(label: str, times: list[float]) -> tuple[object, ...]:
@@ -45,6 +51,7 @@ def main() -> None:
             time.sleep(args.settle)
             rows.append(_row("first search after the daemon's start", _time(SEARCH, env, "", 1)[0]))
             rows.append(_row("warm searches", _time(SEARCH, env, "", args.runs)[0]))
+            rows.append(_row("`search --help` (the full command)", _time(HELP, env, "", 10)[0]))
         rows.append(
             _row("`python -c pass` (baseline, after)", _time([PY, "-c", "pass"], env, "", 10)[0])
         )

@@ -71,6 +71,7 @@ class BriefServer:
         self._briefs = Connections(settings, statement_timeout_ms=settings.hook_timeout_ms)
         self._prompts = Connections(settings, statement_timeout_ms=settings.prompt_hook_timeout_ms)
         self.searches = SearchService(settings)
+        self._warming: threading.Thread | None = None
 
     def start(self, stop: threading.Event) -> None:
         """Listen and serve on a thread of its own. ``stop`` is not watched: the daemon calls
@@ -87,7 +88,15 @@ class BriefServer:
             target=server.serve_forever, args=(POLL_SEC,), daemon=True, name="briefs"
         )
         self._thread.start()
-        threading.Thread(target=self._warm, daemon=True, name="search-warm").start()
+        self.warm_ahead()
+
+    def warm_ahead(self) -> None:
+        """Load the search's model on a thread of its own, once: the entry point calls it
+        when the daemon starts, so the model loads while the database opens and the
+        watches are set up, not after the socket is up (:meth:`start` calls it too)."""
+        if self._warming is None:
+            self._warming = threading.Thread(target=self._warm, daemon=True, name="search-warm")
+            self._warming.start()
 
     def _warm(self) -> None:
         """The search's model, loaded while nobody waits for it."""

@@ -18,6 +18,8 @@ the same run, for comparison.
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -26,6 +28,17 @@ from bench.hook_latency import PY, _capture_daemon, _time, seed_history
 
 SEARCH = [str(Path(PY).with_name("mcp-agents-memory")), "search", "turn about caching"]
 HELP = [*SEARCH[:2], "--help"]
+ALONE = """
+import json, sys, time
+from agents_memory.cli import fast_search
+times = []
+for _ in range(int(sys.argv[1])):
+    started = time.perf_counter()
+    assert fast_search._ask(sys.argv[2:]) is not None, "the daemon did not answer"
+    times.append(time.perf_counter() - started)
+print(json.dumps(times))
+"""
+"""The daemon's part alone: the same request from one warm process, again and again."""
 
 
 def _row(label: str, times: list[float]) -> tuple[object, ...]:
@@ -33,6 +46,12 @@ def _row(label: str, times: list[float]) -> tuple[object, ...]:
     row = (label, s["n"], s["p50"], s["p95"], s["max"], common.load_avg())
     print(row, flush=True)
     return row
+
+
+def _alone(env: dict[str, str], runs: int) -> list[float]:
+    argv = [PY, "-c", ALONE, str(runs), *SEARCH[1:]]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    return [float(t) for t in json.loads(done.stdout)]
 
 
 def main() -> None:
@@ -51,6 +70,7 @@ def main() -> None:
             time.sleep(args.settle)
             rows.append(_row("first search after the daemon's start", _time(SEARCH, env, "", 1)[0]))
             rows.append(_row("warm searches", _time(SEARCH, env, "", args.runs)[0]))
+            rows.append(_row("the daemon's answer alone (warm client)", _alone(env, args.runs)))
             rows.append(_row("`search --help` (the full command)", _time(HELP, env, "", 10)[0]))
         rows.append(
             _row("`python -c pass` (baseline, after)", _time([PY, "-c", "pass"], env, "", 10)[0])

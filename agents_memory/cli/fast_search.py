@@ -15,12 +15,16 @@ Anything else (no daemon, an old one, other settings, a usage error, a time-out)
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 import time
 from collections.abc import Mapping
+
+try:  # the same BLAKE2 as hashlib's, without loading OpenSSL (milliseconds at every start)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
 
 DAEMON_WAIT_SEC = 30.0
 """How long a search waits for the capture daemon's answer before it searches itself."""
@@ -59,7 +63,7 @@ def wants_fast_path(argv: list[str]) -> bool:
 def env_digests(environ: Mapping[str, str], key: bytes) -> dict[str, str]:
     """Each variable's name and a keyed digest of its ``NAME=value`` (never the value)."""
     return {
-        name: hashlib.blake2b(
+        name: blake2b(
             f"{name}={value}".encode("utf-8", "surrogateescape"), key=key, digest_size=16
         ).hexdigest()
         for name, value in environ.items()

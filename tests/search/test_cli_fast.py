@@ -184,3 +184,25 @@ def test_the_request_carries_no_secret_and_no_environment_value(
     request: dict[str, Any] = json.loads(line)["cli"]
     assert request["terminal"]["env"] == {"TERM": "xterm"}
     assert len(request["env"]["DB_PASS"]) == 32  # a keyed digest, not the value
+
+
+def test_a_dotenv_changed_since_the_daemon_started_runs_the_full_command(
+    seeded: str,  # noqa: F811
+    tmp_path: Path,
+    daemon: subprocess.Popen[str],  # noqa: F811
+    full: list[str],
+) -> None:
+    env = _env(tmp_path, seeded)
+    dotenv = tmp_path / ".config" / "mcp-agents-memory" / ".env"
+    dotenv.parent.mkdir(parents=True, exist_ok=True)
+    dotenv.write_text("SEARCH_RECENCY_HALFLIFE_DAYS=3\n", encoding="utf-8")
+    fast, imported = _fast(env, "staging")
+    slow = _run([*full, "search", "staging"], env)
+    assert "click" in imported  # the daemon's settings are not the command's any more
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        slow.returncode,
+        slow.stdout,
+        slow.stderr,
+    )
+    dotenv.unlink()
+    assert "click" not in _fast(env, "staging")[1]  # the same settings again: the daemon's

@@ -11,8 +11,9 @@ daemon's socket appears, so it includes whatever the daemon has not loaded yet.
 
 The command is the installed console script, run as a user runs it: a plain ``search`` is
 answered by the daemon through the entry point's standard-library fast path
-(:mod:`agents_memory.cli.fast_search`); a row with ``--help`` times the full click command in
-the same run, for comparison.
+(:mod:`agents_memory.cli.fast_search`); rows time the same search through the full click
+command (as before the fast path, the daemon still searching) and ``search --help`` in the same
+run, for comparison.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from bench.hook_latency import PY, _capture_daemon, _time, seed_history
 
 SEARCH = [str(Path(PY).with_name("mcp-agents-memory")), "search", "turn about caching"]
 HELP = [*SEARCH[:2], "--help"]
+FULL = [PY, "-c", "from agents_memory.cli.memory import main; main()", *SEARCH[1:]]
+"""The same search through the full click command (no fast path): the command as before, its
+search still answered by the daemon."""
 ALONE = """
 import json, sys, time
 from agents_memory.cli import fast_search
@@ -71,6 +75,7 @@ def main() -> None:
             rows.append(_row("first search after the daemon's start", _time(SEARCH, env, "", 1)[0]))
             rows.append(_row("warm searches", _time(SEARCH, env, "", args.runs)[0]))
             rows.append(_row("the daemon's answer alone (warm client)", _alone(env, args.runs)))
+            rows.append(_row("the full command's search (before)", _time(FULL, env, "", 10)[0]))
             rows.append(_row("`search --help` (the full command)", _time(HELP, env, "", 10)[0]))
         rows.append(
             _row("`python -c pass` (baseline, after)", _time([PY, "-c", "pass"], env, "", 10)[0])

@@ -22,6 +22,7 @@ from agents_memory.paths import (
     brief_socket_path,
     capture_socket_path,
     hook_budget_ms,
+    login_name,
     user_config_dir,
     user_state_dir,
 )
@@ -59,15 +60,6 @@ def default_env_file() -> Path:
     return Path(override) if override else user_config_dir() / ".env"
 
 
-def _login_name() -> str:
-    try:
-        return os.getlogin()
-    except OSError:
-        import getpass
-
-        return getpass.getuser()
-
-
 class Settings(BaseSettings):
     """Every knob of the product. Field names are the environment variable names, lower-cased."""
 
@@ -94,7 +86,7 @@ class Settings(BaseSettings):
     db_pool_max: int = Field(4, ge=1, le=64)
 
     # --- identity ---------------------------------------------------------------------------
-    user_name: str = Field(default_factory=_login_name)
+    user_name: str = Field(default_factory=login_name)
     device_name: str = Field(default_factory=socket.gethostname)
 
     # --- capture ----------------------------------------------------------------------------

@@ -45,6 +45,16 @@ def prompt_hook_budget_ms() -> int:
     return DEFAULT_PROMPT_HOOK_BUDGET_MS
 
 
+def login_name() -> str:
+    """The login name ``USER_NAME`` defaults to (the session's, else the process owner's)."""
+    try:
+        return os.getlogin()
+    except OSError:
+        import getpass
+
+        return getpass.getuser()
+
+
 def capture_socket_path() -> Path:
     """Where the capture daemon listens for flush nudges (a Unix datagram socket)."""
     return user_state_dir() / "capture.sock"

@@ -8,11 +8,19 @@ The history is synthetic Claude Code turns, backfilled without vectors (the Cold
 so that nothing else runs while the searches are timed; the query is still embedded by the
 daemon's model and the vector arm still runs). "First call" is the first search after the
 daemon's socket appears, so it includes whatever the daemon has not loaded yet.
+
+The command is the installed console script, run as a user runs it: a plain ``search`` is
+answered by the daemon through the entry point's standard-library fast path
+(:mod:`agents_memory.cli.fast_search`); rows time the same search through the full click
+command (as before the fast path, the daemon still searching) and ``search --help`` in the same
+run, for comparison.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -20,6 +28,21 @@ from bench import common
 from bench.hook_latency import PY, _capture_daemon, _time, seed_history
 
 SEARCH = [str(Path(PY).with_name("mcp-agents-memory")), "search", "turn about caching"]
+HELP = [*SEARCH[:2], "--help"]
+FULL = [PY, "-c", "from agents_memory.cli.memory import main; main()", *SEARCH[1:]]
+"""The same search through the full click command (no fast path): the command as before, its
+search still answered by the daemon."""
+ALONE = """
+import json, sys, time
+from agents_memory.cli import fast_search
+times = []
+for _ in range(int(sys.argv[1])):
+    started = time.perf_counter()
+    assert fast_search._ask(sys.argv[2:]) is not None, "the daemon did not answer"
+    times.append(time.perf_counter() - started)
+print(json.dumps(times))
+"""
+"""The daemon's part alone: the same request from one warm process, again and again."""
 
 
 def _row(label: str, times: list[float]) -> tuple[object, ...]:
@@ -27,6 +50,12 @@ def _row(label: str, times: list[float]) -> tuple[object, ...]:
     row = (label, s["n"], s["p50"], s["p95"], s["max"], common.load_avg())
     print(row, flush=True)
     return row
+
+
+def _alone(env: dict[str, str], runs: int) -> list[float]:
+    argv = [PY, "-c", ALONE, str(runs), *SEARCH[1:]]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    return [float(t) for t in json.loads(done.stdout)]
 
 
 def main() -> None:
@@ -45,6 +74,9 @@ def main() -> None:
             time.sleep(args.settle)
             rows.append(_row("first search after the daemon's start", _time(SEARCH, env, "", 1)[0]))
             rows.append(_row("warm searches", _time(SEARCH, env, "", args.runs)[0]))
+            rows.append(_row("the daemon's answer alone (warm client)", _alone(env, args.runs)))
+            rows.append(_row("the full command's search (before)", _time(FULL, env, "", 10)[0]))
+            rows.append(_row("`search --help` (the full command)", _time(HELP, env, "", 10)[0]))
         rows.append(
             _row("`python -c pass` (baseline, after)", _time([PY, "-c", "pass"], env, "", 10)[0])
         )

@@ -114,7 +114,11 @@ def run(ctx: click.Context, poll: bool, no_cold_path: bool, log_file: Path | Non
     # second one still captures safely.
     companions: list[Companion] = [ContextFiles(settings, catalog.home)]
     if first:
-        companions.append(BriefServer(settings, brief_socket_path()))
+        from agents_memory.cli.search_remote import SearchCommands
+
+        briefs = BriefServer(settings, brief_socket_path(), SearchCommands())
+        briefs.warm_ahead()  # the model loads while the database opens
+        companions.append(briefs)
     if first and settings.cold_path_enabled and not no_cold_path:
         server = resolve_commands().mcp_server
         companions.append(

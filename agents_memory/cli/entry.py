@@ -4,8 +4,10 @@
 Both first refuse a Python older than 3.11 with one clear line (this module parses on old
 Pythons; the rest of the package does not import there). Hook invocations (``hook
 session-start``, ``hook flush``) go straight to the standard-library fast path, which arms their
-deadline before anything heavy is imported; everything else, ``--help`` included, goes to the
-click CLI in :mod:`agents_memory.cli.capture` or :mod:`agents_memory.cli.memory`.
+deadline before anything heavy is imported; a plain ``search`` asks the capture daemon to run
+it first (:mod:`agents_memory.cli.fast_search`, standard library only); everything else,
+``--help`` included, goes to the click CLI in :mod:`agents_memory.cli.capture` or
+:mod:`agents_memory.cli.memory`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ def main() -> None:
 
 def memory_main() -> None:
     require_python()
+    from agents_memory.cli.fast_search import run, wants_fast_path
+
+    if wants_fast_path(sys.argv[1:]):
+        run(sys.argv[1:])  # exits when the capture daemon answered; else the full command
     from agents_memory.cli.memory import main as cli_main
 
     cli_main()

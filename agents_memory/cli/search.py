@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +13,8 @@ import click
 
 from agents_memory.adapters import short_platform
 from agents_memory.cli.common import debug_option, settings_from
-from agents_memory.cli.tables import compact_time, table_console
+from agents_memory.cli.fast_search import DAEMON_WAIT_SEC
+from agents_memory.cli.tables import Terminal, compact_time, table_console
 from agents_memory.cli.vocabulary import (
     file_option,
     json_option,
@@ -33,11 +35,6 @@ log = logging.getLogger(__name__)
 TABLE_CHARS = 300
 """A hit's message in the table is clipped to this many characters (``--json``: the search's
 own clip, ``HIT_MAX_CHARS``)."""
-
-DAEMON_WAIT_SEC = 30.0
-"""How long the command waits for the capture daemon's answer (its first search with words
-loads the embedding model) before it searches itself."""
-
 
 _HINTS = {
     "project": "--project",
@@ -92,25 +89,7 @@ _HINTS = {
 )
 @debug_option
 @click.pass_context
-def search(
-    ctx: click.Context,
-    query: tuple[str, ...],
-    project: str | None,
-    since: str | None,
-    until: str | None,
-    date_range: str | None,
-    role: str | None,
-    platform: str | None,
-    device_scope: str,
-    limit: int,
-    include_archived: bool,
-    as_of: str | None,
-    also: tuple[str, ...],
-    kind: str | None,
-    file_: str | None,
-    as_json: bool,
-    why: bool,
-) -> None:
+def search(ctx: click.Context, /, **_params: Any) -> None:
     """Search memories: full-text and vector arms fused, newest first with no QUERY. The
     agents' tool calls (paths, commands, error text) are searched too; a turn found through
     one lists it under its message.
@@ -118,51 +97,72 @@ def search(
     Without an embedding backend (EMBEDDING_BACKEND=none, or the model cannot load) the search
     runs full-text only and says so on stderr.
     """
-    settings: Settings = settings_from(ctx)
+    respond(settings_from(ctx), ctx.params, find_anywhere, Terminal.standard())
+
+
+Find = Callable[[Settings, SearchRequest, datetime, Callable[[str], None]], dict[str, Any]]
+"""Where a search runs: the result (its JSON form) of a request asked at a moment, each note
+given to the callback. Raises :class:`click.BadParameter` for a request refused."""
+
+
+def respond(settings: Settings, params: dict[str, Any], find: Find, terminal: Terminal) -> None:
+    """The command's work once its arguments are parsed: the request checked, found by
+    ``find``, printed on ``terminal`` as a table or JSON. The capture daemon calls it too,
+    for a client's command line (:mod:`agents_memory.cli.search_remote`)."""
     now = datetime.now().astimezone()
     try:
         request = SearchRequest.build(
-            query=" ".join(query),
-            project=project,
-            since=since,
-            until=until,
-            date_range=date_range,
-            role=role,
-            platform=platform,
-            device_scope=device_scope,
-            limit=limit,
-            include_archived=include_archived,
-            as_of=as_of,
-            queries=also,
-            kind=kind,
-            file=file_,
+            query=" ".join(params["query"]),
+            project=params["project"],
+            since=params["since"],
+            until=params["until"],
+            date_range=params["date_range"],
+            role=params["role"],
+            platform=params["platform"],
+            device_scope=params["device_scope"],
+            limit=params["limit"],
+            include_archived=params["include_archived"],
+            as_of=params["as_of"],
+            queries=params["also"],
+            kind=params["kind"],
+            file=params["file_"],
         )
         request.period(now)  # a date it cannot read is refused before any search
         request.moment(now)
     except SearchArgumentError as exc:
         raise click.BadParameter(str(exc), param_hint=_HINTS.get(exc.argument or "")) from exc
-    result = ask_daemon(settings, request, now)
-    if result is None:
-        result = _search_here(settings, request, now)
-    if as_json:
-        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+    result = find(settings, request, now, lambda note: _note(note, terminal))
+    if params["as_json"]:
+        click.echo(json.dumps(result, ensure_ascii=False, indent=2), file=terminal.out)
         return
-    _print_table(result, why=why)
+    _print_table(result, terminal, why=params["why"])
 
 
-def _search_here(settings: Settings, request: SearchRequest, now: datetime) -> dict[str, Any]:
+def find_anywhere(
+    settings: Settings, request: SearchRequest, now: datetime, note: Callable[[str], None]
+) -> dict[str, Any]:
+    """The running capture daemon's answer, else the search in this process."""
+    result = ask_daemon(settings, request, now, note)
+    return _search_here(settings, request, now, note) if result is None else result
+
+
+def _search_here(
+    settings: Settings, request: SearchRequest, now: datetime, note: Callable[[str], None]
+) -> dict[str, Any]:
     """The search in this process (no daemon answered), the embedding backend made only when
     the query has words to embed."""
     from agents_memory.recall.search import prepare_search, search_database
 
     prepared = prepare_search(request, device_name=settings.device_name, now=now)
     try:
-        return search_database(settings, prepared, on_note=_note).as_dict()
+        return search_database(settings, prepared, on_note=note).as_dict()
     except UnknownProjectError as exc:
         raise click.BadParameter(str(exc), param_hint="--project") from exc
 
 
-def ask_daemon(settings: Settings, request: SearchRequest, now: datetime) -> dict[str, Any] | None:
+def ask_daemon(
+    settings: Settings, request: SearchRequest, now: datetime, note: Callable[[str], None]
+) -> dict[str, Any] | None:
     """The capture daemon's answer to this search (its notes printed), or ``None`` when no
     daemon of this database, user and model answers in time: then the command searches
     itself. The daemon runs the same search (:mod:`agents_memory.recall.search_service`);
@@ -191,23 +191,23 @@ def ask_daemon(settings: Settings, request: SearchRequest, now: datetime) -> dic
     if not isinstance(hits, list):
         return None
     log.debug("search answered by the capture daemon")
-    for note in data.get("notes") or ():
-        _note(str(note))
+    for said in data.get("notes") or ():
+        note(str(said))
     return result
 
 
-def _note(note: str) -> None:
-    click.echo(f"note: {note}", err=True)
+def _note(note: str, terminal: Terminal) -> None:
+    click.echo(f"note: {note}", file=terminal.err)
 
 
-def _print_table(result: dict[str, Any], *, why: bool = False) -> None:
+def _print_table(result: dict[str, Any], terminal: Terminal, *, why: bool = False) -> None:
     """The hits (the result's JSON form, whichever process searched) in a table of the one
     width rule (:mod:`agents_memory.cli.tables`): id, when, project, who, the message
     wrapped; ranking internals only with ``why``."""
     from rich.table import Table
     from rich.text import Text
 
-    console = table_console()
+    console = table_console(terminal)
     hits: list[dict[str, Any]] = result["results"]
     if not hits:
         console.print("no match", highlight=False, markup=False)

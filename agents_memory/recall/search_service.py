@@ -77,23 +77,31 @@ class SearchService:
         except ValueError as exc:
             raise SearchRefused(str(exc)) from exc
         try:
-            asked = prepare_search(
+            notes, result = self.search(
                 SearchRequest.from_wire(request.get("search")),  # type: ignore[arg-type]
-                device_name=self.settings.device_name,
-                now=now,
+                now,
             )
-        except SearchArgumentError as exc:
+        except (SearchArgumentError, UnknownProjectError) as exc:
             return json.dumps({"refused": str(exc)}, ensure_ascii=False)
+        return json.dumps({"notes": notes, "result": result}, ensure_ascii=False)
+
+    def search(self, request: SearchRequest, now: datetime) -> tuple[list[str], dict[str, Any]]:
+        """The notes and the result (its JSON form) of ``request`` asked at ``now``, with the
+        daemon's model and a connection of its own. Raises :class:`SearchArgumentError` or
+        :class:`UnknownProjectError` for a request the search cannot take."""
+        asked = prepare_search(request, device_name=self.settings.device_name, now=now)
         notes: list[str] = []
         with self.connections.borrow() as (conn, _user_id):
             try:
                 if asked.filters.p_tag:
                     resolve_project(conn, asked.filters.p_tag)
+            except UnknownProjectError as exc:
+                refused = exc  # raised once the connection is given back (it is sound)
+            else:
                 vector = self._vector(asked.text, asked.more)
                 result = search_on(conn, self.settings, asked, vector, on_note=notes.append)
-            except UnknownProjectError as exc:
-                return json.dumps({"refused": str(exc)}, ensure_ascii=False)
-        return json.dumps({"notes": notes, "result": result.as_dict()}, ensure_ascii=False)
+                return notes, result.as_dict()
+        raise refused
 
     def warm(self) -> None:
         """Load the local model and embed one query, so that the first search does not wait

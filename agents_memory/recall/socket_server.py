@@ -7,6 +7,9 @@ the answer is ``ok\\n<what the hook prints>`` (the brief in the client's envelop
 asking (:mod:`agents_memory.recall.prompt_hook`; the answer is the same shape). A line with a
 ``search`` key is ``mcp-agents-memory search`` asking
 (:mod:`agents_memory.recall.search_service`); its answer is ``ok\\n<JSON>`` or ``err\\n``.
+A line with a ``cli`` key is the fast ``mcp-agents-memory search`` client: the whole command
+line, run by the command the entry point handed in (:class:`CommandRunner`; answer
+``ok\\n<JSON>`` or ``err\\n``: the client runs the full command).
 A failure answers ``err`` and the hook builds its output (the command searches) itself.
 
 Requests are served concurrently by at most :data:`WORKERS` threads, each on a database
@@ -22,6 +25,7 @@ import json
 import logging
 import socketserver
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -47,17 +51,27 @@ QUEUED = 16
 """Requests waiting for a worker at most; one more is closed unanswered (the hook falls back)."""
 
 
+CommandRunner = Callable[[Any, SearchService], str | None]
+"""Runs a client's command line (the ``cli`` request) on the daemon's search service: the
+answer's JSON, or ``None`` when the client is to run it itself
+(:class:`agents_memory.cli.search_remote.SearchCommands`, handed in by the entry point)."""
+
+
 class BriefServer:
     """A companion of the capture daemon (:class:`agents_memory.capture.daemon.Companion`)."""
 
-    def __init__(self, settings: Settings, path: Path) -> None:
+    def __init__(
+        self, settings: Settings, path: Path, commands: CommandRunner | None = None
+    ) -> None:
         self.settings = settings
         self.path = path
+        self.commands = commands
         self._server: _UnixServer | None = None
         self._thread: threading.Thread | None = None
         self._briefs = Connections(settings, statement_timeout_ms=settings.hook_timeout_ms)
         self._prompts = Connections(settings, statement_timeout_ms=settings.prompt_hook_timeout_ms)
         self.searches = SearchService(settings)
+        self._warming: threading.Thread | None = None
 
     def start(self, stop: threading.Event) -> None:
         """Listen and serve on a thread of its own. ``stop`` is not watched: the daemon calls
@@ -74,7 +88,15 @@ class BriefServer:
             target=server.serve_forever, args=(POLL_SEC,), daemon=True, name="briefs"
         )
         self._thread.start()
-        threading.Thread(target=self._warm, daemon=True, name="search-warm").start()
+        self.warm_ahead()
+
+    def warm_ahead(self) -> None:
+        """Load the search's model on a thread of its own, once: the entry point calls it
+        when the daemon starts, so the model loads while the database opens and the
+        watches are set up, not after the socket is up (:meth:`start` calls it too)."""
+        if self._warming is None:
+            self._warming = threading.Thread(target=self._warm, daemon=True, name="search-warm")
+            self._warming.start()
 
     def _warm(self) -> None:
         """The search's model, loaded while nobody waits for it."""
@@ -108,6 +130,8 @@ class BriefServer:
             request = json.loads(line)
             if isinstance(request, dict) and "search" in request:
                 return self._search(request)
+            if isinstance(request, dict) and "cli" in request:
+                return self._command(request["cli"])
             if isinstance(request, dict) and "prompt" in request:
                 what, request = "prompt", request["prompt"]
             platform = request.get("platform")
@@ -130,6 +154,16 @@ class BriefServer:
         except (OSError, ValueError, psycopg.Error, AgentsMemoryError) as exc:
             log.warning("could not serve a search: %s", first_line(exc))
             return b"err\n"
+
+    def _command(self, request: Any) -> bytes:
+        if self.commands is None:
+            return b"err\n"
+        try:
+            answer = self.commands(request, self.searches)
+        except Exception as exc:  # the client runs the command itself
+            log.warning("could not run a search command: %s", first_line(exc))
+            return b"err\n"
+        return b"err\n" if answer is None else b"ok\n" + answer.encode("utf-8")
 
     def _brief(self, platform: str, event: dict[str, Any]) -> str:
         with self._briefs.borrow() as (conn, user_id):

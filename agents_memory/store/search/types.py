@@ -228,6 +228,15 @@ class SearchTuning:
     and filter set gets a plan made for its own row counts. A search with a date-range filter
     is still planned per query (its bounds change with the clock)."""
 
+    mmr_lambda: float = 1.0
+    """Diversity of the page (:mod:`agents_memory.store.search.rerank`): below 1, maximal
+    marginal relevance with this weight on relevance and the rest on not repeating a hit
+    already picked (word overlap); 1: off. Measured as a variant (bench/RESULTS.md)."""
+    importance_weight: float = 0.0
+    """Seed B's importance prior (:mod:`~agents_memory.store.search.rerank`): a hit's
+    relevance times ``1 + w * importance`` (pinned, remembered on purpose, recalled before);
+    0: off. Measured as a variant (bench/RESULTS.md)."""
+
     def pool(self, limit: int) -> int:
         return max(self.min_candidates, limit * self.candidate_factor)
 

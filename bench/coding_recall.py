@@ -71,7 +71,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "vector-only": {"fts_scan_rows": 0},
     "mmr-0.7": {"mmr_lambda": 0.7},
     "mmr-0.9": {"mmr_lambda": 0.9},
-    "importance-0.2": {"importance_weight": 0.2},
+    "no-importance": {"importance_weight": 0.0},
 }
 
 

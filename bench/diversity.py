@@ -34,8 +34,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "mmr-0.7": {"mmr_lambda": 0.7},
     "mmr-0.9": {"mmr_lambda": 0.9},
-    "importance-0.2": {"importance_weight": 0.2},
-    "mmr-0.9+importance-0.2": {"mmr_lambda": 0.9, "importance_weight": 0.2},
+    "no-importance": {"importance_weight": 0.0},
+    "mmr-0.9-no-importance": {"mmr_lambda": 0.9, "importance_weight": 0.0},
 }
 INCIDENTS = 30
 NOISE = 600

@@ -9,9 +9,10 @@ from dataclasses import replace
 from typing import Any
 
 import psycopg
+import pytest
 
 from agents_memory.store.search import SearchTuning
-from agents_memory.store.search.rerank import active, jaccard
+from agents_memory.store.search.rerank import active, importance, jaccard
 
 from .helpers import add, mem, run
 
@@ -37,7 +38,7 @@ def test_off_by_default_and_diversity_gives_duplicates_places_away(
 ) -> None:
     ids = _pool(conn)
     dupes = set(ids[: len(WRAPPERS)])
-    assert not active(SearchTuning())
+    assert not active(SearchTuning(importance_weight=0.0)) and active(SearchTuning())
     plain = run(conn, ERROR, limit=5)
     assert sum(h.id in dupes for h in plain.hits) == 5  # the page is the pasted error
 
@@ -53,7 +54,8 @@ def test_importance_lifts_a_remembered_and_recalled_turn_within_its_bound(
     conn: psycopg.Connection[Any],
 ) -> None:
     ids = _pool(conn)
-    plain = [h.id for h in run(conn, "loadTaxRates rateTable fix", limit=9).hits]
+    off = SearchTuning(importance_weight=0.0)
+    plain = [h.id for h in run(conn, "loadTaxRates rateTable fix", limit=9, tuning=off).hits]
     last = plain[-1]
     conn.execute("UPDATE memory SET source = 'manage_knowledge' WHERE id = %s", (last,))
     uid = conn.execute("SELECT user_id FROM memory WHERE id = %s", (ids[0],)).fetchone()
@@ -64,11 +66,14 @@ def test_importance_lifts_a_remembered_and_recalled_turn_within_its_bound(
         (uid[0] if uid else None, last),
     )
     conn.commit()
-    tuning = SearchTuning(importance_weight=0.2)
+    tuning = SearchTuning()  # importance on by default
     lifted = [h.id for h in run(conn, "loadTaxRates rateTable fix", limit=9, tuning=tuning).hits]
     assert sorted(lifted) == sorted(plain)  # the same page, reordered
     assert lifted.index(last) < plain.index(last)
-    huge = replace(tuning, importance_weight=0.0)
-    assert [h.id for h in run(conn, "loadTaxRates rateTable fix", limit=9, tuning=huge).hits] == (
+    back = replace(tuning, importance_weight=0.0)
+    assert [h.id for h in run(conn, "loadTaxRates rateTable fix", limit=9, tuning=back).hits] == (
         plain
     )
+    assert importance(conn, [last, ids[0]]) == {last: pytest.approx(0.5), ids[0]: 0.0}  # 1/3 + 1/6
+    conn.execute("UPDATE memory SET is_pinned = true WHERE id = %s", (last,))
+    assert importance(conn, [last]) == {last: pytest.approx(1.0)}  # capped: 1 + w times at most

@@ -8,7 +8,9 @@ this query and a sure arm's first hits kept on the page
 (:mod:`~agents_memory.store.search.arms`), lets a turn borrow from its neighbours and its
 session, favours turns on a date the query names, and multiplies a gentle recency prior on
 ``message_at`` and a boost for pinned rows. It is one statement, planned once per connection
-and shape (:mod:`~agents_memory.store.search.hybrid`).
+and shape (:mod:`~agents_memory.store.search.hybrid`). Its page then passes a last step of its
+own (:mod:`~agents_memory.store.search.rerank`): seed B's importance prior, and the page's
+diversity when asked for.
 
 The agents' actions (tool calls) are a third, full-text arm
 (:mod:`~agents_memory.store.search.actions`: BM25 over their paths, commands and error text,

@@ -1,4 +1,5 @@
-"""The last step of a ranked search, both parts off unless their knob says otherwise:
+"""The last step of a ranked search (importance on, diversity off by default, measured in
+bench/RESULTS.md):
 
 * **importance** (seed B's prior, ``SearchTuning.importance_weight``): a hit's relevance is
   multiplied by ``1 + w * importance``, where importance (0-1) is half for a pinned row, a
@@ -21,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import pairwise
 from typing import Any
 
 import psycopg
@@ -63,6 +65,8 @@ def rerank(
     relevance = _relevance(hits)
     if tuning.importance_weight > 0.0:
         weights = importance(conn, [h.id for h in hits])
+        if tuning.mmr_lambda >= 1.0 and not any(weights.values()):
+            return tuple(hits[:limit])  # nothing to lift: the page as it is
         relevance = [
             r * (1.0 + tuning.importance_weight * weights.get(h.id, 0.0))
             for h, r in zip(hits, relevance, strict=True)
@@ -74,10 +78,13 @@ def rerank(
 
 
 def _relevance(hits: Sequence[SearchHit]) -> list[float]:
-    scores = [h.why.score for h in hits]
-    if all(s is not None and s > 0 for s in scores):
-        top = max(s for s in scores if s is not None)
-        return [float(s) / top for s in scores if s is not None]
+    """Each hit's score over the first's when the page is in the order of its scores, else
+    (a page fused with the actions arm by rank) a value falling with its place; either way
+    the page's order, which nothing but the two parts may change."""
+    scores = [h.why.score or 0.0 for h in hits]
+    ordered = all(a >= b for a, b in pairwise(scores))
+    if scores[0] > 0 and scores[-1] > 0 and ordered:
+        return [s / scores[0] for s in scores]
     return [1.0 / (1.0 + n / 10.0) for n in range(len(hits))]
 
 
@@ -110,12 +117,11 @@ def importance(conn: psycopg.Connection[Any], ids: list[int]) -> dict[int, float
     """Each of ``ids``' importance (0-1, the module's docstring): pinned, remembered on
     purpose, given to sessions before."""
     rows = conn.execute(
-        "WITH given AS (SELECT g.id, count(*) AS n FROM prompt_recalls r,"
+        "SELECT m.id, m.is_pinned, m.source = 'manage_knowledge', coalesce(given.n, 0)"
+        " FROM memory m LEFT JOIN (SELECT g.id, count(*) AS n FROM prompt_recalls r,"
         "  unnest(r.memory_ids) AS g(id) WHERE r.memory_ids && %(ids)s::bigint[]"
-        "  AND g.id = ANY(%(ids)s::bigint[])"
-        "  GROUP BY g.id)"
-        " SELECT m.id, m.is_pinned, m.source = 'manage_knowledge', coalesce(given.n, 0)"
-        " FROM memory m LEFT JOIN given ON given.id = m.id WHERE m.id = ANY(%(ids)s::bigint[])",
+        "  AND g.id = ANY(%(ids)s::bigint[]) GROUP BY g.id) AS given ON given.id = m.id"
+        " WHERE m.id = ANY(%(ids)s::bigint[])",
         {"ids": ids},
     ).fetchall()
     full = math.log1p(RECALLS_FULL)

@@ -73,6 +73,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "lexical-w0.3": {"lexical_weight": 0.3},
     "lexical-w0.6": {"lexical_weight": 0.6},
     "vector-only": {"fts_scan_rows": 0},
+    "mmr-0.7": {"mmr_lambda": 0.7},
+    "mmr-0.9": {"mmr_lambda": 0.9},
+    "no-importance": {"importance_weight": 0.0},
 }
 
 

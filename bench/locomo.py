@@ -324,6 +324,9 @@ def main() -> None:
         "no-rare-rule": (replace(base, rare_share=-1.0), {}),
         "no-date-arm": (replace(base, date_candidates=0, dated_recency_off=False), {}),
         "no-project": (replace(base, project_weight=0.0), {}),
+        "mmr-0.7": (replace(base, mmr_lambda=0.7), {}),
+        "mmr-0.9": (replace(base, mmr_lambda=0.9), {}),
+        "no-importance": (replace(base, importance_weight=0.0), {}),
         "lexical-no-rare-rule": (replace(base, rare_share=-1.0), {"use_vector": False}),
         "lexical-no-date-arm": (
             replace(base, date_candidates=0, dated_recency_off=False),

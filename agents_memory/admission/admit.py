@@ -22,6 +22,8 @@ The steps, in order (the first refusal wins):
    gone. The tombstone's hash is kept for rows without a key (it never holds the text).
 5. **private-only**: once the ``<private>`` spans are removed, nothing is left.
 6. **excluded**: the project (the directory and its git root) matches ``CAPTURE_EXCLUDE``.
+   **opted-out**: the project committed the opt-out marker ``.agents-memory/no-memory``
+   (:func:`agents_memory.admission.project_switch.memory_off`); applied where exclusion is.
 7. Redaction (when ``REDACT_ENABLED``) of the text and the raw text; then it is admitted.
 
 What applies to which candidate, and why:
@@ -85,6 +87,7 @@ from typing import Final, Literal
 
 from agents_memory.adapters.base import Action, Turn
 from agents_memory.admission.filters import ExcludeMatcher, is_brief_echo, strip_private
+from agents_memory.admission.project_switch import memory_off
 from agents_memory.admission.redact import redact
 from agents_memory.admission.scrub import scrub
 from agents_memory.config import Settings
@@ -94,7 +97,8 @@ from agents_memory.store.memories import AdmittedText
 MAX_SAVED_CHARS: Final = 200_000
 """The longest text an agent may save on purpose (``save_message``, ``manage_knowledge``)."""
 
-Reason = Literal["empty", "too-long", "echo", "forgotten", "private-only", "excluded"]
+Reason = Literal["empty", "too-long", "echo", "forgotten", "private-only", "excluded", "opted-out"]
+OPTED_OUT = "this project opted out of memory (its .agents-memory/no-memory marker)"
 
 NOTHING_FORGOTTEN: Final[frozenset[str]] = frozenset()
 
@@ -184,6 +188,8 @@ class Admission:
         excluded = self._exclude and action.cwd
         if excluded and self._exclude.excludes(action.cwd, git_info(action.cwd).root):
             return Refused("excluded", "this project is excluded from memory (CAPTURE_EXCLUDE)")
+        if action.cwd and memory_off(action.cwd):
+            return Refused("opted-out", OPTED_OUT)
         targets = tuple(t for t in map(self._action_text, action.targets) if t is not None)
         return AdmittedAction(
             targets, self._action_text(action.command), self._action_text(action.excerpt)
@@ -240,6 +246,8 @@ class Admission:
         git = candidate.git or (git_info(candidate.cwd) if candidate.cwd else NO_GIT)
         if self._exclude and self._exclude.excludes(candidate.cwd, git.root):
             return Refused("excluded", "this project is excluded from memory (CAPTURE_EXCLUDE)")
+        if candidate.cwd and memory_off(candidate.cwd):
+            return Refused("opted-out", OPTED_OUT)
         if self._redacting:
             text = redact(text).text
             raw = redact(raw).text if raw else raw

@@ -218,7 +218,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
     settings = settings_from(ctx)
     catalog = _catalog(settings)
-    report = capture_status(settings, catalog, pid_file())
+    try:
+        here: Path | None = Path.cwd()
+    except OSError:  # a directory removed under the shell
+        here = None
+    report = capture_status(settings, catalog, pid_file(), cwd=here)
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2, default=str))
     else:

@@ -342,6 +342,7 @@ def _register_commands() -> None:
         ("db", "agents_memory.cli.db:db"),
         ("ui", "agents_memory.cli.ui:ui"),
         ("recall", "agents_memory.cli.recall:recall"),
+        ("memory", "agents_memory.cli.recall:memory"),
     ):
         cli.add_lazy(name, target)
 

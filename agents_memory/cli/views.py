@@ -103,6 +103,11 @@ def print_status(status: CaptureStatus) -> None:
     console.print(f"device {status.device} · database {status.database} · daemon {daemon}")
     if status.paused:
         console.print(f"[yellow]{status.paused}[/yellow]: `memory-capture resume` ends it")
+    if status.project_opted_out:
+        console.print(
+            f"[yellow]this project opted out of memory ({status.project_opted_out}): not"
+            " captured, no brief, no recall[/yellow]; `mcp-agents-memory memory on` undoes it"
+        )
     if status.paused_projects:
         names = ", ".join(status.paused_projects)
         console.print(

@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 
+from agents_memory.admission.project_switch import memory_off
 from agents_memory.capture.daemon import running_pid
 from agents_memory.capture.discovery import Catalog, Unreadable
 from agents_memory.config import Settings
@@ -63,6 +64,9 @@ class CaptureStatus:
     bad_records: list[dict[str, Any]] = field(default_factory=list)
     """Transcripts with records capture skipped: ``path``, ``platform``, ``count``,
     ``last_issue`` (why the last one was skipped); each also a problem."""
+    project_opted_out: str | None = None
+    """The opt-out marker (``.agents-memory/no-memory``) of the project of the directory
+    ``status`` ran in, when it has one: that project is not captured nor recalled."""
     prompts: dict[str, Any] | None = None
     """Per-prompt recall today: prompts recalled for, how many got memories, the newest of
     those (:func:`agents_memory.recall.prompt_report.prompts_today`)."""
@@ -90,10 +94,15 @@ def untrusted_hooks(installed: dict[str, list[str]]) -> list[str]:
     ]
 
 
-def capture_status(settings: Settings, catalog: Catalog, pid_file: Path) -> CaptureStatus:
+def capture_status(
+    settings: Settings, catalog: Catalog, pid_file: Path, *, cwd: Path | None = None
+) -> CaptureStatus:
+    """The status; ``cwd``: the directory whose project's opt-out is shown."""
     status = CaptureStatus(
         device=settings.device_name, daemon_pid=running_pid(pid_file), database="?"
     )
+    marker = memory_off(cwd) if cwd is not None else None
+    status.project_opted_out = str(marker) if marker else None
     status.platforms = {adapter.name: PlatformStatus() for adapter in catalog.adapters}
     from agents_memory.install.installer import installed_entries
 

@@ -9,12 +9,11 @@ repository) this project comes next: its recent turns of the short-term window (
 platform and model by default), then other agents' turns in it. Then core profile, pinned,
 live fact slots, sub profile, active projects, recent turns elsewhere, older history as tag
 summaries (no "(no project)" group inside a project), pending tag questions, search hints.
-Outside a project, after recent work, the order is the JS original's: profile and pins,
-active projects, recent turns, older history, questions, hints.
-
-``full`` is what ``memory_startup`` returns; ``compact`` fits a character budget (the MCP
-``instructions`` field, hook injections) by shortening previews and dropping the least
-important sections first.
+Outside a project, after recent work, the JS original's order: profile and pins, active
+projects, recent turns, older history, questions, hints. A project that opted out of memory
+(``.agents-memory/no-memory``) gets no brief. ``full`` is what ``memory_startup`` returns;
+``compact`` fits a budget (MCP ``instructions``, hook injections) by shortening previews and
+dropping the least important sections first.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from typing import Any, Literal
 import psycopg
 
 from agents_memory.admission.echo import BRIEF_MARKER
+from agents_memory.admission.project_switch import memory_off
 from agents_memory.config import Settings
 from agents_memory.gitinfo import git_info
 from agents_memory.recall.brief_work import work_lines
@@ -127,6 +127,8 @@ def brief_with_ids(
     now: datetime | None = None,
 ) -> tuple[str, tuple[int, ...]]:
     """The brief and the ids of the turns it shows (those left out by the budget are not)."""
+    if memory_off(request.cwd):
+        return "", ()
     now = now or datetime.now(UTC)
     shown = Shown()
     text = fit(gather_sections(conn, settings, user_id, request, now, shown), request.max_chars)
@@ -417,7 +419,7 @@ def _tools_section() -> Section:
 def fit(sections: list[Section], max_chars: int) -> str:
     """Join sections within ``max_chars``: required sections always, the others in order
     while they fit (each may be cut line by line)."""
-    required = sum(_size(s) for s in sections if s.required)
+    required = sum(len(_render(s)) + 1 for s in sections if s.required)
     room = max_chars - required
     parts: list[str] = []
     for section in sections:
@@ -442,10 +444,6 @@ def fit(sections: list[Section], max_chars: int) -> str:
 def _render(section: Section) -> str:
     body = "\n".join(section.lines)
     return f"{section.title}\n{body}\n" if section.title else f"{body}\n"
-
-
-def _size(section: Section) -> int:
-    return len(_render(section)) + 1
 
 
 def _within_budget(turns: list[BriefTurn], preview: int, budget: int, seen: Shown) -> list[str]:

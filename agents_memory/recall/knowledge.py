@@ -92,6 +92,8 @@ def _refusal(refused: Refused, text: str, action: str) -> KnowledgeError:
             "nothing left after removing <private> spans; nothing was stored. "
             "Leave out the <private> tags for text that should be remembered."
         )
+    if refused.reason == "opted-out":
+        return KnowledgeError(f"{refused.detail}; nothing was stored")
     return KnowledgeError(
         "this project is excluded from memory by CAPTURE_EXCLUDE; nothing was stored"
     )
@@ -408,4 +410,5 @@ _SKIPPED = {
     "echo": "brief echo: the text is the memory brief itself",
     "private-only": "nothing left after removing private spans",
     "excluded": "excluded project (CAPTURE_EXCLUDE)",
+    "opted-out": "project opted out (.agents-memory/no-memory)",
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 import psycopg
@@ -181,9 +182,11 @@ def session_neighbours(
     direction: Literal["before", "after"],
     limit: int,
     chars: int | None = None,
+    until: datetime | None = None,
 ) -> list[MemoryRow]:
     """Up to ``limit`` turns of the anchor's session (same platform and session id) nearest to
-    it on one side, nearest first; archived turns included (reading is lossless)."""
+    it on one side, nearest first; archived turns included (reading is lossless); with
+    ``until``, only the turns stored before it."""
     if anchor.session_id is None or limit <= 0:
         return []
     compare, order = ("<", "DESC") if direction == "before" else (">", "ASC")
@@ -191,6 +194,7 @@ def session_neighbours(
         cur.execute(
             f"SELECT {_columns(chars)} FROM memory WHERE user_id = %s AND agent_platform = %s"
             f" AND session_id = %s AND (message_at, id) {compare} (%s, %s)"
+            " AND message_at < coalesce(%s, 'infinity'::timestamptz)"
             f" ORDER BY message_at {order}, id {order} LIMIT %s",
             (
                 user_id,
@@ -198,6 +202,7 @@ def session_neighbours(
                 anchor.session_id,
                 anchor.message_at,
                 anchor.id,
+                until,
                 limit,
             ),
         )
@@ -205,22 +210,31 @@ def session_neighbours(
 
 
 def session_first_turn(
-    conn: psycopg.Connection[Any], user_id: int, session_id: str, *, chars: int | None = None
+    conn: psycopg.Connection[Any],
+    user_id: int,
+    session_id: str,
+    *,
+    chars: int | None = None,
+    until: datetime | None = None,
 ) -> MemoryRow | None:
-    """The first turn of a session (of the platform that has most of it when ids collide)."""
+    """The first turn of a session (of the platform that has most of it when ids collide);
+    with ``until``, stored before it."""
     with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
         cur.execute(
             f"SELECT {_columns(chars)} FROM memory WHERE user_id = %s AND session_id = %s"
+            " AND message_at < coalesce(%s, 'infinity'::timestamptz)"
             " ORDER BY message_at, id LIMIT 1",
-            (user_id, session_id),
+            (user_id, session_id, until),
         )
         return cur.fetchone()
 
 
-def session_size(conn: psycopg.Connection[Any], user_id: int, anchor: MemoryRow) -> int:
+def session_size(
+    conn: psycopg.Connection[Any], user_id: int, anchor: MemoryRow, until: datetime | None = None
+) -> int:
     row = conn.execute(
         "SELECT count(*) FROM memory WHERE user_id = %s AND agent_platform = %s"
-        " AND session_id = %s",
-        (user_id, anchor.agent_platform, anchor.session_id),
+        " AND session_id = %s AND message_at < coalesce(%s, 'infinity'::timestamptz)",
+        (user_id, anchor.agent_platform, anchor.session_id, until),
     ).fetchone()
     return int(row[0]) if row else 0

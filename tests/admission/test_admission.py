@@ -91,6 +91,22 @@ def test_excluded_projects_are_refused_where_the_text_has_a_project(make_setting
     assert _admitted(admission.edited_text("hi")).text == "hi"
 
 
+def test_a_project_s_committed_opt_out_refuses_its_text(make_settings: Any, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    admission = _admission(make_settings)
+    cwd = str(repo / "src")
+    assert _admitted(admission.captured_turn(_turn("hi", cwd=cwd))).text == "hi"
+    marker = repo / ".agents-memory" / "no-memory"
+    marker.parent.mkdir()
+    marker.write_text("off\n", encoding="utf-8")
+    assert _reason(admission.captured_turn(_turn("hi", cwd=cwd))) == "opted-out"
+    assert _reason(admission.saved_message("hi", cwd=str(repo))) == "opted-out"
+    assert _reason(admission.pinned_fact("hi", cwd=cwd)) == "opted-out"
+    assert _admitted(admission.captured_turn(_turn("hi", cwd=str(tmp_path)))).text == "hi"
+
+
 def test_redaction_is_skipped_only_when_disabled(make_settings: Any) -> None:
     off = _admission(make_settings, redact_enabled=False)
     assert SECRET in _admitted(off.saved_message(f"key {SECRET}", cwd=None)).text

@@ -65,6 +65,9 @@ def test_off_reason_names_the_switch(make_settings: Any, tmp_path: Path) -> None
     assert off_reason(make_settings(prompt_recall=False), str(repo / "a")) == "setting"
     _mark(repo)
     assert off_reason(on, str(repo / "a")) == "project"
+    whole = repo / ".agents-memory" / "no-memory"
+    whole.write_text("off\n", encoding="utf-8")
+    assert off_reason(on, str(repo / "a")) == "no-memory"  # the project's whole opt-out
     assert off_reason(on, None) is None and off_reason(on, 42) is None
 
 

@@ -66,3 +66,66 @@ def test_as_of_sees_the_slot_value_live_then(
     assert [hit["message"] for hit in json.loads(found.stdout)["results"]] == [OLD]
     bad = run(env, "search", "x", "--as-of", "someday")
     assert bad.returncode == 2 and "--as-of" in bad.stderr
+
+
+def _read(server: Any, **args: Any) -> list[tuple[str, bool]]:
+    found = ok(call(server, "read_memory", {"before": 5, "after": 5, **args}))
+    return [(t["message"], t["archived"]) for t in found["turns"]]
+
+
+def test_read_memory_as_of_sees_the_slot_value_the_text_and_the_session_of_then(
+    state: ServerState, server_settings: Settings
+) -> None:
+    with state.pool.connection() as conn:
+        user = state.user_id
+        old = _fact(conn, user, OLD, datetime(2026, 1, 10, tzinfo=UTC))
+        slots.fill_slot(conn, user, old, "db.staging.port", datetime(2026, 2, 10, tzinfo=UTC))
+        new = _fact(conn, user, NEW, datetime(2026, 3, 1, tzinfo=UTC))
+        slots.fill_slot(conn, user, new, "db.staging.port", None)
+        conn.execute(
+            "UPDATE memory SET superseded_at = '2026-03-01', archived_at = '2026-03-01'"
+            " WHERE id = %s",
+            (old,),
+        )
+        turns = [
+            NewMemory(
+                "codex-cli", "user", f"session turn {n}", session_id="s-as-of",
+                external_uuid=f"s-as-of:{n}", message_at=datetime(2026, 1, 10 * n, tzinfo=UTC),
+            )
+            for n in (1, 2, 3)
+        ]  # fmt: skip
+        first, second, _third = insert_memories(conn, user, turns).ids
+        conn.execute(  # edited on 2026-02-25: the old text goes to the history
+            "INSERT INTO memory_history (memory_id, old_message, changed_by, created_at)"
+            " VALUES (%s, 'session turn 2, as first written', 'test', '2026-02-25')",
+            (second,),
+        )
+        conn.execute(
+            "UPDATE memory SET message = 'session turn 2, edited' WHERE id = %s", (second,)
+        )
+    server = create_server(server_settings, state)
+
+    assert _read(server, memory_id=new) == [(NEW, False)]
+    assert _read(server, memory_id=new, as_of="2026-01-20") == [(OLD, False)]  # superseded since
+    assert _read(server, memory_id=old, as_of="2026-03-02") == [(NEW, False)]  # its successor
+    assert _read(server, memory_id=old) == [(OLD, True)]  # read by its id: history, archived
+    assert "no live value" in error(
+        call(server, "read_memory", {"memory_id": new, "as_of": "2026-02-15"})  # expired then
+    )
+    assert "after `as_of`" in error(
+        call(server, "read_memory", {"memory_id": first, "as_of": "2026-01-05"})
+    )
+    assert "as_of" in error(call(server, "read_memory", {"memory_id": new, "as_of": "someday"}))
+
+    session = [m for m, _a in _read(server, session_id="s-as-of")]
+    assert session == ["session turn 1", "session turn 2, edited", "session turn 3"]
+    then = ok(call(server, "read_memory", {"memory_id": first, "after": 5, "as_of": "2026-02-24"}))
+    assert [t["message"] for t in then["turns"]] == [
+        "session turn 1",
+        "session turn 2, as first written",  # the edit of 2026-02-25 was not made yet
+        "session turn 3",
+    ]
+    assert then["session_turns"] == 3
+    early = ok(call(server, "read_memory", {"session_id": "s-as-of", "as_of": "2026-01-15"}))
+    assert [t["message"] for t in early["turns"]] == ["session turn 1"]
+    assert early["session_turns"] == 1

@@ -262,7 +262,7 @@ def register(server: MCPServer[Any]) -> None:
         ] = "global",
         limit: Annotated[int, Field(ge=1, le=50, description="Hits.")] = 10,
         include_archived: Annotated[bool, Field(description="Also archived ones.")] = False,
-        as_of: Annotated[Text | None, Field(description="Pool as on this date.")] = None,
+        as_of: Annotated[Text | None, Field(description="As on this date.")] = None,
         kind: Annotated[ActionKind | None, Field(description="Tool call kind.")] = None,
         file: Annotated[Text | None, Field(description="Path touched.")] = None,
         detail: Annotated[Detail, Field(description="full: whole hits, costly.")] = "compact",
@@ -271,8 +271,8 @@ def register(server: MCPServer[Any]) -> None:
         agent_platform: OldName = None,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search all agents' memory (turns, tool calls) before assuming past decisions,
-        names or preferences; quote identifiers and errors verbatim. One line per hit;
-        read_memory memory_id=<id> reads it whole."""
+        names or preferences; quote identifiers and errors verbatim. read_memory
+        memory_id=<id> reads a hit whole."""
         request = search_request_of(
             query=query,
             queries=queries or (),

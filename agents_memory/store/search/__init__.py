@@ -11,7 +11,9 @@ session, favours turns on a date the query names, and multiplies a gentle recenc
 and shape (:mod:`~agents_memory.store.search.hybrid`). The statements that need no query
 vector (the transaction's settings, the actions arm, the sessions' summary text) go to the
 server together before it, in one round trip, while the caller may still be embedding the
-query (:mod:`~agents_memory.store.search.memories`).
+query (:mod:`~agents_memory.store.search.memories`). The page then passes a last step of its own
+(:mod:`~agents_memory.store.search.rerank`): seed B's importance prior, and the page's
+diversity when asked for.
 
 The agents' actions (tool calls) are a third, full-text arm
 (:mod:`~agents_memory.store.search.actions`: BM25 over their paths, commands and error text,

@@ -26,6 +26,7 @@ from agents_memory.store.search.confidence import assess
 from agents_memory.store.search.fallback import ilike, recency
 from agents_memory.store.search.fuse_actions import fuse, with_actions
 from agents_memory.store.search.hybrid import Hybrid, run_hybrid, send_settings, vector_literal
+from agents_memory.store.search.rerank import rerank, widened
 from agents_memory.store.search.scope import TagFilter, filter_sql, resolve_p_tag
 from agents_memory.store.search.sessions import send_session_text, session_hits
 from agents_memory.store.search.terms import ParsedQuery, parse_query
@@ -154,7 +155,8 @@ def _ranked(
     threshold or above); else :func:`_weak`."""
     arm, shown = actions
     vector, note = literal
-    hybrid = run_hybrid(conn, user_id, query, vector, filters, tag, tuning)
+    deep, deep_tuning = widened(filters, tuning)  # the page rerank picks from
+    hybrid = run_hybrid(conn, user_id, query, vector, deep, tag, deep_tuning)
     strong = (
         hybrid.fts_hits > 0
         or (
@@ -171,10 +173,11 @@ def _ranked(
         hybrid.hits,
         arm,
         shown,
-        limit=filters.limit,
+        limit=deep.limit,
         tuning=tuning,
         context=not filters.by_action,
     )
+    fused = rerank(conn, fused, filters.limit, tuning)
     assessed = assess(query, fused, tuning)
     hits = assessed.hits
     if assessed.weak:

@@ -328,6 +328,17 @@ def member_user_id(conn: psycopg.Connection[Any]) -> int | None:
     return int(row[0]) if row else None
 
 
+def own_projects(conn: psycopg.Connection[Any], user_id: int) -> list[str]:
+    """The canonical projects ``user_id`` has turns in (what they may share), by name."""
+    rows = conn.execute(
+        "SELECT DISTINCT t.name FROM (SELECT DISTINCT p_tag_id FROM memory"
+        "  WHERE user_id = %s AND p_tag_id IS NOT NULL) m"
+        " JOIN project_tags t ON t.id = canonical_project_tag_id(m.p_tag_id) ORDER BY 1",
+        (user_id,),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
 def people_for_coldpath(conn: psycopg.Connection[Any]) -> list[int] | None:
     """As the team's Cold Path: every person's user id (the worker runs each job for each);
     ``None`` for any other role (the worker serves its settings' user)."""

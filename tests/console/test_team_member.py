@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from mcp.server.mcpserver.exceptions import ToolError
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from starlette.testclient import TestClient
 
@@ -27,6 +28,8 @@ from agents_memory.console.build import open_console
 from agents_memory.console.security import Guard
 from agents_memory.ops import team as team_service
 from agents_memory.ops.export import ExportRequest, export
+from agents_memory.recall.state import open_state
+from agents_memory.server.tools.pins import run_task_pin
 from agents_memory.store import tags
 from agents_memory.store import team as team_store
 from agents_memory.store.memories import NewMemory, insert_memories
@@ -198,3 +201,83 @@ def test_a_members_export_holds_their_own_memory_only(
         text = b"".join(bundle.read(n) for n in bundle.namelist()).decode()
     assert "heron pipeline" in text
     assert "quokka" not in text and "zebrafish" not in text
+
+
+def test_a_pin_for_a_teammate_reaches_their_brief_in_a_shared_project_only(
+    small_team: Team, bob_client: TestClient, make_settings: Any
+) -> None:
+    bob = small_team.roles["bob"]
+    alice_state = open_state(
+        make_settings(
+            database_url=small_team.urls["alice"], embedding_backend="none", user_name="a"
+        )
+    )
+    try:
+        made = run_task_pin(
+            alice_state,
+            action="create",
+            caller="claude-code",
+            to=f"{bob}/codex-cli",
+            title="Rerun the quokka soak test",
+            project="alpha",
+        )
+        pin = made.pins[0].pin
+        with pytest.raises(ToolError, match="share with the team"):
+            run_task_pin(
+                alice_state,
+                action="create",
+                caller="claude-code",
+                to=bob,
+                title="the zebrafish audit",
+                project="secretproj",
+            )
+        mine = run_task_pin(
+            alice_state,
+            action="create",
+            caller="claude-code",
+            to="codex-cli",
+            title="a private chore",
+        )
+    finally:
+        alice_state.close()
+    brief = bob_client.get("/brief", params={"platform": "codex-cli"}).text
+    assert f"pin {pin} from {small_team.roles['alice']}&#39;s claude-code" in brief, brief[-3000:]
+    assert "quokka soak" in brief and "zebrafish" not in brief
+    assert "private chore" not in brief
+    with psycopg.connect(small_team.urls["bob"]) as raw:
+        seen = {r[0] for r in raw.execute("SELECT pin_id FROM task_pin_events")}
+        assert seen == {pin}, (seen, mine.pins[0].pin)
+        # Bob may not write a pin in Alice's name, nor address one outside a shared project.
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            raw.execute(
+                "INSERT INTO task_pin_events (user_id, pin_id, event, status, title, to_agent,"
+                " project, to_user_id) VALUES (%s, 1, 'create', 'pending', 'x', '*', 'beta', %s)",
+                (small_team.users["alice"], small_team.users["bob"]),
+            )
+    bob_state = open_state(
+        make_settings(database_url=small_team.urls["bob"], embedding_backend="none")
+    )
+    try:
+        for status, note in (("in_progress", None), ("done", "soak test green")):
+            run_task_pin(
+                bob_state, action="update", caller="codex-cli", pin=pin, status=status, note=note
+            )
+    finally:
+        bob_state.close()
+    with psycopg.connect(small_team.urls["alice"]) as raw:
+        # The database itself keeps a pin for a teammate inside a shared project.
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            raw.execute(
+                "INSERT INTO task_pin_events (user_id, pin_id, event, status, title, to_agent,"
+                " project, to_user_id) VALUES (%s, 1, 'create', 'pending', 'x', '*',"
+                " 'secretproj', %s)",
+                (small_team.users["alice"], small_team.users["bob"]),
+            )
+        raw.rollback()
+        statuses = [
+            r[0]
+            for r in raw.execute(
+                "SELECT status FROM task_pin_events WHERE pin_id = %s ORDER BY id", (pin,)
+            )
+        ]
+    assert statuses == ["pending", "in_progress", "done"]

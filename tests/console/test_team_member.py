@@ -97,8 +97,9 @@ def small_team(db_url: str) -> Iterator[Team]:
     yield Team(db_url, {w: _role_url(db_url, r) for w, r in roles.items()}, users, roles)
     with psycopg.connect(db_url, autocommit=True) as conn:
         for role in roles.values():
-            conn.execute(f"DROP OWNED BY {role}")
-            conn.execute(f"DROP ROLE IF EXISTS {role}")
+            if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                conn.execute(f"DROP OWNED BY {role}")
+                conn.execute(f"DROP ROLE {role}")
 
 
 @pytest.fixture
@@ -281,3 +282,30 @@ def test_a_pin_for_a_teammate_reaches_their_brief_in_a_shared_project_only(
             )
         ]
     assert statuses == ["pending", "in_progress", "done"]
+
+
+def test_the_admin_removes_a_member_from_the_team_page(
+    small_team: Team, make_settings: Any, tmp_path: Path
+) -> None:
+    settings: Settings = make_settings(database_url=small_team.owner_url, embedding_backend="none")
+    console = open_console(
+        settings, Catalog(all_adapters(), tmp_path / "owner"), tmp_path / "owner.pid"
+    )
+    guard = Guard(port=PORT)
+    bob = small_team.roles["bob"]
+    try:
+        with TestClient(create_app(console, guard), base_url=ORIGIN) as client:
+            client.get(f"/login?token={guard.login_token}", follow_redirects=False)
+            client.headers["origin"] = ORIGIN
+            page = client.get("/team").text
+            assert "owner of the schema" in page and f'id="member-{bob}"' in page
+            assert "/team/share" not in page  # the owner is no person of the team
+            done = client.post(
+                "/team/remove", data={"csrf": csrf_of(page), "role": bob}, follow_redirects=False
+            )
+            assert done.status_code == 303 and "removed" in done.headers["location"]
+            assert f'id="member-{bob}"' not in client.get("/team").text
+    finally:
+        console.state.close()
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(small_team.urls["bob"]).close()

@@ -87,6 +87,10 @@ class Settings(BaseSettings):
     db_name: str | None = None
     db_ssl: str | None = Field(None, description="sslmode for DB_* settings (e.g. require)")
     memory_data_dir: Path | None = Field(None, description="where the embedded server lives")
+    embedded_listen: str | None = Field(
+        None, description="TCP address(es) the embedded server also listens on (for a team)"
+    )
+    embedded_port: int = Field(5432, ge=1, le=65535)
     db_pool_max: int = Field(4, ge=1, le=64)
 
     # --- identity ---------------------------------------------------------------------------

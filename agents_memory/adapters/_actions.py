@@ -155,7 +155,7 @@ def line_count(text: object) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
-_PATCH_FILE: Final = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+_PATCH_FILE: Final = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$", re.MULTILINE)
 _MOVE_TO: Final = re.compile(r"^\*\*\* Move to: (.+)$", re.MULTILINE)
 
 
@@ -166,12 +166,20 @@ class PatchStat:
     files: tuple[str, ...]
     added: int
     removed: int
+    creates: bool = False
+    """Whether the patch only adds new files (``*** Add File``): a write, not an edit."""
+
+    @property
+    def kind(self) -> ActionKind:
+        return "write" if self.creates else "edit"
 
 
 def patch_stat(patch: str) -> PatchStat | None:
     """The files and diffstat of a Codex ``apply_patch`` envelope (``*** Update File: …``) or
     a unified diff (``+++ b/…``); ``None`` when ``patch`` is neither."""
-    files = _PATCH_FILE.findall(patch) + _MOVE_TO.findall(patch)
+    headers = _PATCH_FILE.findall(patch)
+    creates = bool(headers) and all(verb == "Add" for verb, _ in headers)
+    files = [name for _, name in headers] + _MOVE_TO.findall(patch)
     if not files:
         files = [
             line[4:].strip().removeprefix("b/")
@@ -188,7 +196,7 @@ def patch_stat(patch: str) -> PatchStat | None:
             added += 1
         elif line.startswith("-"):
             removed += 1
-    return PatchStat(tuple(dict.fromkeys(f.strip() for f in files)), added, removed)
+    return PatchStat(tuple(dict.fromkeys(f.strip() for f in files)), added, removed, creates)
 
 
 _ERROR_LINE: Final = re.compile(

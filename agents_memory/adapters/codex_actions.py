@@ -10,7 +10,8 @@ turn before it).
 
 Arguments: ``shell`` / ``local_shell_call`` take an argv (``bash -lc <script>`` is kept as
 the script), ``exec_command`` a ``cmd`` string; ``apply_patch`` (a custom tool, or run through
-the shell as ``applypatch``) is an edit of the files its envelope names, with its diffstat.
+the shell as ``applypatch`` / ``apply_patch <<'EOF'``) is an edit of the files its envelope
+names, with its diffstat (a write when it only adds files).
 MCP tools carry their server as ``namespace`` (``mcp__<server>``).
 
 Outputs: a JSON object ``{"output", "metadata": {"exit_code", "duration_seconds"}}`` (0.3x),
@@ -110,7 +111,8 @@ def _described(action: Action, args: dict[str, Any], cwd: str | None) -> Action:
     stat = patch_stat(patch) if patch and "*** Begin Patch" in patch else None
     if stat is not None:
         targets = tuple(relative(f, workdir) for f in stat.files)
-        return replace(action, kind="edit", targets=targets, added=stat.added, removed=stat.removed)
+        kind = stat.kind
+        return replace(action, kind=kind, targets=targets, added=stat.added, removed=stat.removed)
     path = _str(args.get("path")) or _str(args.get("file_path"))
     targets = nonempty([relative(path, workdir) if path else None, _str(args.get("url"))])
     if command is not None:

@@ -19,12 +19,12 @@ from typing import Any, Final
 
 from agents_memory.adapters._actions import (
     ActionLog,
+    ArgNames,
     Result,
-    command_line,
     kind_of,
-    nonempty,
+    patch_stat,
     relative,
-    short,
+    with_arguments,
 )
 from agents_memory.adapters.base import Action, ActionOutcome
 
@@ -73,11 +73,29 @@ def add_calls(
         action = Action(
             call_id, platform, session_id, tool, kind_of(tool), turn_key, started_at=at, cwd=cwd
         )
-        path = _str(args.get("path")) or _str(args.get("file_path"))
-        command = command_line(args.get("command")) or _str(args.get("goal"))
-        command = command or _str(args.get("query")) or _str(args.get("pattern"))
-        targets = nonempty([relative(path, cwd) if path else None, _str(args.get("url"))])
-        log.call(replace(action, targets=targets, command=short(command)))
+        log.call(_described(action, args, cwd))
+
+
+_ARGS: Final = ArgNames(
+    paths=("path", "file_path"),
+    commands=("command", "goal", "query", "pattern"),
+    new_text="new_string",
+    old_text="old_string",
+)
+
+
+def _described(action: Action, args: dict[str, Any], cwd: str | None) -> Action:
+    """``action`` with its targets, command and diffstat: ``write_file`` its ``content``'s
+    lines, ``patch`` in ``replace`` mode its strings' lines, in ``patch`` mode its envelope's
+    files and diffstat (``*** Begin Patch``, as Codex writes them)."""
+    patch = _str(args.get("patch")) if args.get("mode") == "patch" else None
+    stat = patch_stat(patch) if patch else None
+    if stat is not None:
+        targets = tuple(relative(f, cwd) for f in stat.files)
+        return replace(
+            action, kind=stat.kind, targets=targets, added=stat.added, removed=stat.removed
+        )
+    return with_arguments(action, args, _ARGS, cwd)
 
 
 def add_result(

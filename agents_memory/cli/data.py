@@ -132,12 +132,13 @@ def export_cmd(
 @click.option(
     "--from",
     "kind",
-    type=click.Choice(["bundle", "seed-a", "seed-b"]),
+    type=click.Choice(["bundle", "seed-a", "seed-b", "claude-mem"]),
     default="bundle",
     show_default=True,
     help="bundle: an export bundle (SOURCE = its file); seed-a: the TypeScript "
     "mcp-agents-memory (SOURCE = its DATABASE_URL); seed-b: unified-memory-mcp (SOURCE = its "
-    "SQLite file).",
+    "SQLite file or its JSONL dump); claude-mem: the Claude Code memory plugin (SOURCE = its "
+    "~/.claude-mem/claude-mem.db).",
 )
 @click.option("--dry-run", is_flag=True, help="Check and count everything; write nothing.")
 @click.option(
@@ -153,7 +154,7 @@ def export_cmd(
 def import_cmd(
     ctx: click.Context, source: str, kind: str, dry_run: bool, seed_model: str, as_json: bool
 ) -> None:
-    """Import an export bundle, or a source system's memory (--from seed-a|seed-b).
+    """Import an export bundle, or another memory's (--from seed-a|seed-b|claude-mem).
 
     Idempotent: a second import changes nothing. Memories are matched by their stable key: one
     already here with the same text is left alone; one here with other text is a conflict,

@@ -35,14 +35,16 @@ def init_cmd(ctx: click.Context) -> None:
     """Set the team up in this database (run once, as the schema's owner with CREATEROLE)."""
     with _open(ctx, prepare=True) as opened:
         ready = team_service.init(opened.conn)
-    click.echo(f"team ready: its members' group role is {ready.group}")
-    if ready.admin_statements:
-        click.echo(
-            "for members' searches to use the full-text and vector indexes, the server's "
-            "admin (a superuser) runs once in this database:"
-        )
-        for statement in ready.admin_statements:
-            click.echo(f"  {statement};")
+        click.echo(f"team ready: its members' group role is {ready.group}")
+        if ready.admin_statements:
+            click.echo(
+                "for members' searches to use the full-text and vector indexes, the server's "
+                "admin (a superuser) runs once in this database:"
+            )
+            for statement in ready.admin_statements:
+                click.echo(f"  {statement};")
+        if team_service.socket_only(opened.db):
+            click.echo(f"note: {team_service.SOCKET_ONLY}")
     click.echo("next: `mcp-agents-memory team add <role>` for each person")
 
 
@@ -68,9 +70,14 @@ def add_cmd(
 
     The password in it is made now and shown once: give it to them privately."""
     with _open(ctx, prepare=True) as opened:
+        server = (
+            team_service.member_server(opened.db, settings_from(ctx).embedded_listen)
+            if not existing_role
+            else opened.db.conninfo
+        )
         added = team_service.add(
             opened.conn,
-            opened.db.conninfo,
+            server,
             role,
             kind="coldpath" if cold_path else "person",
             user_name=user_name,

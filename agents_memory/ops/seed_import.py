@@ -307,7 +307,7 @@ def _memories(
                 if row.id in wanted:
                     keys[row.id] = mapped[1].external_uuid
         for user_id, rows in by_user.items():
-            store_new(target, user_id, _not_captured(target, user_id, rows))
+            store_new(target, user_id, not_captured(target, user_id, rows))
         done += len(batch)
         if progress is not None:
             progress(done, total)
@@ -315,7 +315,7 @@ def _memories(
     return keys
 
 
-def _not_captured(
+def not_captured(
     target: Target, user_id: int, rows: list[tuple[NewMemory, ImportedState]]
 ) -> list[tuple[NewMemory, ImportedState]]:
     """``rows`` less those capture already stored from the same transcripts: the JS original keyed a

@@ -1,4 +1,4 @@
-"""Import from unified-memory-mcp (unified-memory-mcp's SQLite file), idempotently.
+"""Import from unified-memory-mcp (its SQLite file or its JSONL dump), idempotently.
 
 Messages become memories (their ``session_id`` kept, their ``source`` as the platform); a fact
 slot's values fill the same slot here (``category.name``; the text ``[category] name: body``):
@@ -36,7 +36,11 @@ from agents_memory.store.seeds.seed_b import (
     SeedBSource,
     SeedBVector,
 )
+from agents_memory.store.seeds.seed_b_dump import SeedBDump, is_dump
 from agents_memory.store.seeds.seed_write import ImportedState
+
+Source = SeedBSource | SeedBDump
+"""Seed B's SQLite file or its JSONL dump: the same readers."""
 
 _WHY = {
     "um_summaries": "compaction summaries of sessions; the Cold Path makes its own tag summaries",
@@ -54,11 +58,14 @@ def import_seed_b(
     progress: Progress | None = None,
     home: Path | None = None,
 ) -> ImportReport:
-    """Import unified-memory-mcp's messages, fact slots and personas from the SQLite file at
-    ``path``."""
+    """Import unified-memory-mcp's messages, fact slots and personas from the SQLite file, or
+    the JSONL dump (``mem_doctor export``), at ``path``."""
     started = time.monotonic()
     report = ImportReport("seed-b", str(path), dry_run)
-    with SeedBSource.open(path) as source:
+    dump = path.is_file() and is_dump(path)
+    if dump:
+        report.notes.append("read from seed B's JSONL dump (um-export-jsonl)")
+    with SeedBDump.open(path) if dump else SeedBSource.open(path) as source:
         target, opened = open_target(settings, report, home or Path.home())
         with opened:
             meta = source.meta()
@@ -89,7 +96,7 @@ def import_seed_b(
 
 def _messages(
     target: Target,
-    source: SeedBSource,
+    source: Source,
     identity: str,
     model: str | None,
     progress: Progress | None,

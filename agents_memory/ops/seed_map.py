@@ -1,13 +1,14 @@
 """How a seed row becomes ours: pure functions from the source's values to ours.
 
 The JS original is this product's own ancestor, so its memory columns map
-one to one, with three exceptions: ``entry_type='task'`` rows (task pins) and ``venue`` have no
-column here (a chat venue becomes the row's ``session_id``; the others are reported), and a row
+one to one, with two exceptions: ``venue`` has no column here (a chat venue becomes the row's
+``session_id``; the others are reported; ``entry_type='task'`` rows become task pins), and a row
 without ``external_uuid`` gets a key derived from the source's identity and its id, so a second
 import finds it. unified-memory-mcp keeps messages, fact slots and personas (facts of category
-``persona``) in SQLite: a message becomes a memory, a slot's live value a pinned memory, an
-expired value an archived one, a persona the core profile; what has no counterpart yet (a
-slot's superseded values, summaries, the graph) is counted in the report.
+``persona``) in SQLite or its JSONL dump: a message becomes a memory, a slot's live value a
+pinned memory in that slot with its superseded values as the slot's history, an expired value an
+archived one, a persona the core profile; what has no counterpart (summaries, the graph) is
+counted in the report.
 """
 
 from __future__ import annotations

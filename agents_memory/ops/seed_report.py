@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal
 
 CONFLICTS_SHOWN: Final = 20
+MEMORY_KINDS: Final = frozenset({"memories", "facts", "prompts", "observations"})
+"""The tallies that count memory rows (the others: profiles, tags, suggestions, summaries)."""
 
 
 @dataclass(slots=True)
@@ -21,7 +23,7 @@ class Tally:
 
 @dataclass(slots=True)
 class ImportReport:
-    source: Literal["seed-a", "seed-b"]
+    source: Literal["seed-a", "seed-b", "claude-mem"]
     location: str
     dry_run: bool
     tallies: dict[str, Tally] = field(default_factory=dict)
@@ -55,7 +57,8 @@ class ImportReport:
 
     @property
     def new_memories(self) -> int:
-        return self.tally("memories").new
+        """New memory rows of every kind (the Cold Path is woken for them)."""
+        return sum(t.new for kind, t in self.tallies.items() if kind in MEMORY_KINDS)
 
     def as_dict(self) -> dict[str, Any]:
         """The report as plain JSON values."""

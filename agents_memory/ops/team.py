@@ -12,6 +12,7 @@ handed to PostgreSQL (which keeps only its SCRAM hash) and printed once; it is n
 from __future__ import annotations
 
 import secrets
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,10 +20,11 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from agents_memory.errors import TeamError
 from agents_memory.store import team as team_store
+from agents_memory.store.database import Database
 from agents_memory.store.projects import resolve_project
 from agents_memory.store.search.scope import resolve_p_tag
 from agents_memory.store.team import Member, MemberKind, Whoami
@@ -160,6 +162,39 @@ def describe(who: Whoami) -> str:
         team = f"admin of team {who.team}" if who.team else "no team set up"
         return f"{who.db_role}: owner of the schema ({team})"
     return f"{who.db_role}: not on the team (no access to the memory's tables)"
+
+
+_WILDCARDS = ("*", "0.0.0.0", "::", "")  # noqa: S104 (addresses read, not bound)
+
+SOCKET_ONLY = (
+    "the embedded server listens on its own socket only, which no teammate can reach: set "
+    "EMBEDDED_LISTEN (0.0.0.0, or this machine's address) and EMBEDDED_PORT (a free port), "
+    "restart it (`mcp-agents-memory db stop`, then `db start`)"
+)
+
+
+def member_server(db: Database, listen: str | None) -> str:
+    """The server members' URLs name: the admin's own, or the embedded server's TCP address
+    (``listen``, or this machine's name when it listens on every address); refused while the
+    embedded server listens on its socket only (that socket is this OS user's alone)."""
+    if db.embedded is None:
+        return db.conninfo
+    info = db.embedded.running()
+    if info is None or info.listen_host is None:
+        raise TeamError(SOCKET_ONLY + ", and add the person again")
+    named = [a.strip() for a in (listen or "").split(",") if a.strip() not in _WILDCARDS]
+    host = named[0] if named else socket.getfqdn()
+    dbname = str(conninfo_to_dict(db.conninfo).get("dbname") or "")
+    return make_conninfo(host=host, port=info.port, dbname=dbname)
+
+
+def socket_only(db: Database) -> bool:
+    """Whether this is the embedded server reachable through its socket alone (``team init``
+    says how to open it to teammates)."""
+    if db.embedded is None:
+        return False
+    info = db.embedded.running()
+    return info is None or info.listen_host is None
 
 
 def member_url(conninfo: str, db_role: str, password: str) -> str:

@@ -2,9 +2,8 @@
 brief's "recent sessions" lines.
 
 One implementation for every caller: the console's session page and project lists, the
-Markdown export, the brief, and (for clients that read MCP resources) a session as Markdown
-(:func:`session_markdown`). The summaries are the Cold Path's
-(:mod:`agents_memory.coldpath.session_summarizer`); the SQL is
+Markdown export, the brief and the ``memory://session/…`` MCP resource. The summaries are the
+Cold Path's (:mod:`agents_memory.coldpath.session_summarizer`); the SQL is
 :mod:`agents_memory.store.session_summaries`.
 """
 
@@ -17,14 +16,11 @@ import psycopg
 
 from agents_memory.coldpath.session_text import clip_line
 from agents_memory.store import session_summaries as store
-from agents_memory.store.owner import console as console_store
 from agents_memory.store.session_summaries import SessionSummaryRow
 
 BRIEF_SESSIONS: Final = {"full": 5, "compact": 3}
 BRIEF_TITLE_CHARS: Final = {"full": 120, "compact": 80}
 BRIEF_OUTCOME_CHARS: Final = {"full": 160, "compact": 0}
-SESSION_MARKDOWN_CHARS: Final = 12_000
-TURN_CHARS: Final = 600
 
 
 def session_summary(
@@ -85,42 +81,6 @@ def brief_session_lines(
             line += " → " + clip_line(outcome, BRIEF_OUTCOME_CHARS[mode])
         lines.append(line)
     return lines
-
-
-def session_markdown(
-    conn: psycopg.Connection[Any],
-    user_id: int,
-    platform: str,
-    session_id: str,
-    *,
-    max_chars: int = SESSION_MARKDOWN_CHARS,
-) -> str | None:
-    """A session as Markdown (its summary, then its turns, each clipped), at most
-    ``max_chars``; ``None`` when the session has no turns. What an MCP resource for a session
-    returns."""
-    turns = console_store.session_turns(conn, user_id, platform, session_id)
-    if not turns:
-        return None
-    summary = store.session_summary(conn, user_id, platform, session_id)
-    first, last = turns[0].message_at.astimezone(UTC), turns[-1].message_at.astimezone(UTC)
-    head = [
-        f"# Session {session_id} ({platform})",
-        f"{len(turns)} turns, {first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC",
-    ]
-    if summary is not None:
-        head += ["", f"## Summary: {summary.title}", summary.summary]
-    head += ["", "## Turns"]
-    text = "\n".join(head)
-    for turn in turns:
-        when = turn.message_at.astimezone(UTC)
-        line = f"\n[{when:%m-%d %H:%M} {turn.role}] " + clip_line(
-            " ".join(turn.message.split()), TURN_CHARS
-        )
-        if len(text) + len(line) > max_chars - 2:
-            text += "\n…"
-            break
-        text += line
-    return text
 
 
 def _part(summary: str, prefix: str) -> str | None:

@@ -4,7 +4,8 @@ model (an ``@`` mention, an attach menu, a slash command) instead of calling too
 * ``memory://brief``: the memory brief (what ``memory_startup`` returns).
 * ``memory://projects``: the project tags, each with its aliases (JSON).
 * ``memory://session/{session_id}``: a session from its first turn, within a budget (what
-  ``read_memory session_id=…`` returns, JSON).
+  ``read_memory session_id=…`` returns, JSON), with the Cold Path's summary of it when one is
+  written (``summary``: its title and text; ``null`` before).
 * the ``recall`` prompt: how to look something up (several phrasings, then read the best hit).
 
 The same services as the tools; nothing here writes.
@@ -19,6 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
 from agents_memory.recall.brief import BriefRequest, build_brief
+from agents_memory.recall.sessions import session_summary
 from agents_memory.recall.state import ServerState
 from agents_memory.server.tools.read import run_read_memory
 from agents_memory.store.projects import project_names
@@ -87,7 +89,7 @@ def register_resources(server: MCPServer[Any], state: ServerState) -> None:
         "memory://session/{session_id}",
         name="session",
         title="A session",
-        description="A session's turns from its start (a search hit's session_id).",
+        description="A session's summary and turns from its start (a search hit's session_id).",
         mime_type="application/json",
     )
     def session(session_id: str) -> str:
@@ -102,7 +104,13 @@ def register_resources(server: MCPServer[Any], state: ServerState) -> None:
             )
         except ToolError as exc:
             raise ResourceError(str(exc)) from exc
-        return read.model_dump_json()
+        with state.pool.connection() as conn:
+            summary = session_summary(conn, state.user_id, read.agent_platform, session_id)
+        body = read.model_dump(mode="json")
+        body["summary"] = (
+            None if summary is None else {"title": summary.title, "summary": summary.summary}
+        )
+        return json.dumps(body, ensure_ascii=False)
 
     @server.prompt(name="recall", title="Recall from memory")
     def recall(topic: str) -> str:

@@ -50,7 +50,13 @@ class Database:
 
 
 def embedded_server(settings: Settings) -> EmbeddedServer:
-    return EmbeddedServer(settings.data_dir / "pg")
+    """The embedded server; on TCP too when ``EMBEDDED_LISTEN`` is set (every role then gives
+    its password over TCP: see :mod:`agents_memory.store.embedded`)."""
+    return EmbeddedServer(
+        settings.data_dir / "pg",
+        port=settings.embedded_port,
+        listen_host=settings.embedded_listen or None,
+    )
 
 
 def external_conninfo(settings: Settings) -> str | None:

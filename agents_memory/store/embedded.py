@@ -9,7 +9,10 @@ We run ``initdb`` and ``pg_ctl`` ourselves instead of the wheel's ``get_server()
 * tests and multi-machine set-ups need TCP, which the wheel cannot turn on.
 
 The server listens on a Unix socket only (mode 0700, so only this user can connect) unless a
-TCP address is asked for. The socket lives in the cluster directory; when that path is too long
+TCP address is asked for (``EMBEDDED_LISTEN``: teammates reach a team's server so). The
+cluster is made with ``trust``, which only the socket keeps: over TCP every role gives its
+password (SCRAM), so the superuser, which has none, connects through the socket alone.
+The socket lives in the cluster directory; when that path is too long
 for a Unix socket it lives in a private directory made with ``mkdtemp`` (0700, owned by the
 server's user), never at a predictable shared path, and a directory recorded earlier is used
 again only while it is still private.
@@ -39,6 +42,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 from urllib.parse import quote
 
 from agents_memory.errors import DatabaseError
@@ -89,9 +93,11 @@ class EmbeddedServer:
         port: int = 5432,
         listen_host: str | None = None,
         system_dir: Path = SYSTEM_DIR,
+        tcp_auth: Literal["scram-sha-256", "trust"] = "scram-sha-256",
     ) -> None:
         self.port = port
         self.listen_host = listen_host
+        self.tcp_auth = tcp_auth
         self._as_user = SYSTEM_USER if os.geteuid() == 0 else None
         self.system_dir = system_dir
         requested = pgdata.expanduser().absolute()
@@ -152,6 +158,7 @@ class EmbeddedServer:
             self._write_sizing()
         except OSError as exc:  # the server still starts, with the memory it had
             log.warning("could not size the embedded server's memory in %s: %s", self.pgdata, exc)
+        self._write_hba()
         self._pg_ctl_start()
         return self._wait_ready(), True
 
@@ -257,6 +264,22 @@ class EmbeddedServer:
             entry = pwd.getpwnam(self._as_user)
             os.chown(sizing, entry.pw_uid, entry.pw_gid)
         sizing.chmod(0o600)
+
+    def _write_hba(self) -> None:
+        """Who may connect over TCP, written on every start: with a password (``tcp_auth``
+        SCRAM, the default) from anywhere the server listens, or (tests of one machine only)
+        ``trust`` from the loopback. The socket's ``trust`` lines stay as initdb made them."""
+        hba = self.pgdata / "pg_hba.conf"
+        kept = [
+            line
+            for line in hba.read_text(encoding="utf-8").splitlines()
+            if not line.split() or line.split()[0] not in ("host", "hostssl", "hostnossl")
+        ]
+        if self.tcp_auth == "trust":
+            tcp = ["host all all 127.0.0.1/32 trust", "host all all ::1/128 trust"]
+        else:
+            tcp = ["host all all all scram-sha-256"]
+        hba.write_text("\n".join([*kept, *tcp]) + "\n", encoding="utf-8")
 
     def _prepare_for_system_user(self) -> None:
         entry = access.ensure_system_user()

@@ -92,7 +92,9 @@ def inspect(
     health.rows_archived = counts.archived
     health.rows_pinned = counts.pinned
     health.rows_by_platform = counts.by_platform
-    found = conn.execute("SELECT count(*) FROM capture_cursors").fetchone()
+    found = conn.execute(
+        "SELECT count(*) FROM capture_cursors WHERE user_id IS NOT DISTINCT FROM (SELECT am_me())"
+    ).fetchone()
     health.cursors = int(found[0]) if found else 0
     _cache(conn, health)
     return health

@@ -118,10 +118,14 @@ def hermes_message(conn: sqlite3.Connection, role: str, content: str) -> str:
     return f"hermes:{session}:{cur.lastrowid}"
 
 
-def writer(path: Path) -> sqlite3.Connection:
+def writer(path: Path, busy_wait_sec: float = 0) -> sqlite3.Connection:
     """The client's own connection: WAL, no busy wait (a lock of ours would fail its write),
-    transactions begun and committed explicitly."""
-    conn = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+    transactions begun and committed explicitly. ``busy_wait_sec`` is for a store still in
+    rollback-journal mode, where switching to WAL needs a moment without readers (SQLite's
+    rule, not ours: a reader's shared lock is held for its read, however short)."""
+    conn = sqlite3.connect(
+        path, timeout=busy_wait_sec, isolation_level=None, check_same_thread=False
+    )
     conn.execute("PRAGMA journal_mode=WAL")
     return conn
 

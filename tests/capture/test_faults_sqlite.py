@@ -339,7 +339,7 @@ def test_a_damaged_store_is_counted_never_fatal_and_read_once_whole_again(
     assert shown["issues"] >= 1 and "cannot read" in shown["last_issue"]
     other_client_still_captured(home, rows, daemon, 8)
     path.write_bytes(whole)  # the client rewrites its store, then goes on writing
-    conn = writer(path)
+    conn = writer(path, busy_wait_sec=5)  # rollback journal: our retries may hold a read lock
     expected |= commit_exchanges(conn, client, 1, 3)
     conn.close()
     wait_for(rows.holds(client.platform, expected, daemon), what="the turns once whole")

@@ -55,6 +55,10 @@ class AgentCli:
     def headless(self, prompt: str) -> list[str]:
         raise NotImplementedError
 
+    def acting(self, prompt: str) -> list[str]:
+        """The headless command line with the client's own file and shell tools allowed."""
+        return self.headless(prompt)
+
     def transcripts(self, home: Path) -> list[Path]:
         raise NotImplementedError
 
@@ -87,6 +91,11 @@ class ClaudeCode(AgentCli):
     def headless(self, prompt: str) -> list[str]:
         tool = "mcp__mcp-agents-memory__search_memory"
         return [self.exe, "-p", prompt, "--output-format", "json", "--allowedTools", tool]
+
+    def acting(self, prompt: str) -> list[str]:
+        # as root, --dangerously-skip-permissions is refused: the tools are allowed by name
+        *argv, ours = self.headless(prompt)
+        return [*argv, f"{ours},Bash,Edit,Read,Write"]
 
     def transcripts(self, home: Path) -> list[Path]:
         return sorted((home / ".claude" / "projects").glob("*/*.jsonl"))
@@ -175,6 +184,10 @@ class GeminiCli(AgentCli):
     def headless(self, prompt: str) -> list[str]:
         tool = "mcp_mcp-agents-memory_search_memory"
         return [self.exe, "-p", prompt, "--output-format", "json", "--allowed-tools", tool]
+
+    def acting(self, prompt: str) -> list[str]:
+        # headless Gemini offers only its read-only tools unless every call is approved
+        return [self.exe, "-p", prompt, "--output-format", "json", "--approval-mode", "yolo"]
 
     def transcripts(self, home: Path) -> list[Path]:
         return sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))

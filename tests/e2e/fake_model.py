@@ -24,7 +24,10 @@ offers a tool whose name contains ``--tool`` (default ``search_memory``; ``USE_T
 the text names another), the answer is a call to that tool with ``--tool-args`` (for
 ``save_message``: :data:`SAVE_ARGS`); once the conversation holds the tool's result, the answer
 is text again, saying whether the result contained ``--expect`` (``seed_found=yes|no``) without
-quoting it. When it prints ``READY <port>`` on stdout, it is listening.
+quoting it. A text with ``USE_PLAN`` makes it call the tools of ``--plan`` instead, one per
+answer, in order (the n-th call once the turn holds n-1 results; a tool the request does not
+offer ends the plan), then answer ``FAKE-REPLY to E2E-<hex> after the plan.``. When it prints
+``READY <port>`` on stdout, it is listening.
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ class Script:
     tool: str = "search_memory"
     tool_args: dict[str, Any] = field(default_factory=dict)
     expect: str = ""
+    plan: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """``USE_PLAN``: the tool calls to make, ``(tool name, arguments)``, in order."""
 
 
 @dataclass(slots=True)
@@ -112,11 +117,15 @@ class Brain:
         user_texts: list[str],
         tools: Iterable[tuple[str, str | None]],
         tool_result: str | None,
+        done: int = 0,
     ) -> Reply:
         """``user_texts``: what the user said, oldest first (the newest decides on a tool);
-        ``tool_result``: the result of the tool called in this turn, if any."""
+        ``tool_result``: the result of the tool called in this turn, if any; ``done``: how
+        many tool results the turn holds."""
         nonces = NONCE.findall(_HOOK_CONTEXT.sub("", " ".join(user_texts)))
         about = f" to {nonces[-1]}" if nonces else ""
+        if user_texts and "USE_PLAN" in user_texts[-1]:
+            return self.planned(dict(tools), done, about, tool_result)
         if tool_result is not None:
             found = "yes" if self.script.expect and self.script.expect in tool_result else "no"
             text = f"FAKE-REPLY{about} after the tool: seed_found={found}."
@@ -129,6 +138,17 @@ class Brain:
                 if wanted in name:
                     return Reply(tool=name, namespace=namespace, args=dict(args))
         return Reply(f"FAKE-REPLY{about}.")
+
+    def planned(
+        self, offered: dict[str, str | None], done: int, about: str, tool_result: str | None
+    ) -> Reply:
+        """The plan's next call, or the closing text once every call has its result."""
+        if done < len(self.script.plan):
+            name, args = self.script.plan[done]
+            if name in offered:
+                return Reply(tool=name, namespace=offered[name], args=dict(args))
+            return Reply(f"FAKE-REPLY{about}: the plan's tool {name} is not offered.")
+        return Reply(f"FAKE-REPLY{about} after the plan.", tool_result=tool_result)
 
 
 MAX_TURNS = 50
@@ -244,16 +264,18 @@ class Handler(BaseHTTPRequestHandler):
     def anthropic(self, body: dict[str, Any]) -> None:
         # Claude Code puts hook output in role:"system" messages: read the newest user turn.
         turns = [m for m in body.get("messages", []) if m.get("role") in ("user", "assistant")]
-        user_texts, results = [], []
+        user_texts, results, done = [], [], 0
         for turn in turns:
             content = turn.get("content")
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
             results = [text_of(b.get("content")) for b in blocks if b.get("type") == "tool_result"]
             said = [text_of(b) for b in blocks if b.get("type") == "text"]
-            if turn.get("role") == "user" and said:
+            done += len(results)
+            if turn.get("role") == "user" and said and not results:
                 user_texts.append(" ".join(said))
+                done = 0
         tools = [(t.get("name", ""), None) for t in body.get("tools") or []]
-        reply = self.brain.decide(user_texts, tools, results[-1] if results else None)
+        reply = self.brain.decide(user_texts, tools, results[-1] if results else None, done)
         self._record(body, reply)
         if reply.tool:
             args = json.dumps(reply.args)
@@ -296,20 +318,21 @@ class Handler(BaseHTTPRequestHandler):
         items = body.get("input", [])
         if isinstance(items, str):
             items = [{"type": "message", "role": "user", "content": items}]
-        tool_result, user_texts = None, []
+        tool_result, user_texts, done = None, [], 0
         for item in items:
             if item.get("type") == "function_call_output":
                 tool_result = text_of(item.get("output"))
+                done += 1
             elif item.get("role") == "user":
                 user_texts.append(text_of(item.get("content")))
-                tool_result = None
+                tool_result, done = None, 0
         tools: list[tuple[str, str | None]] = []
         for tool in body.get("tools") or []:
             if tool.get("type") == "namespace":  # Codex groups MCP tools per server
                 tools += [(t.get("name", ""), tool.get("name")) for t in tool.get("tools") or []]
             else:
                 tools.append((tool.get("name") or "", None))
-        reply = self.brain.decide(user_texts, tools, tool_result)
+        reply = self.brain.decide(user_texts, tools, tool_result, done)
         self._record(body, reply)
         if reply.tool:
             item = {
@@ -363,17 +386,18 @@ class Handler(BaseHTTPRequestHandler):
     # --- OpenAI Chat Completions -----------------------------------------------------------
 
     def chat_completions(self, body: dict[str, Any]) -> None:
-        tool_result, user_texts = None, []
+        tool_result, user_texts, done = None, [], 0
         for message in body.get("messages") or []:
             if message.get("role") == "tool":
                 tool_result = text_of(message.get("content"))
+                done += 1
             elif message.get("role") == "user":
                 user_texts.append(text_of(message.get("content")))
-                tool_result = None
+                tool_result, done = None, 0
         tools = [
             ((tool.get("function") or {}).get("name", ""), None) for tool in body.get("tools") or []
         ]
-        reply = self.brain.decide(user_texts, tools, tool_result)
+        reply = self.brain.decide(user_texts, tools, tool_result, done)
         self._record(body, reply)
         base = {
             "id": f"chatcmpl-{uuid.uuid4().hex[:20]}",
@@ -409,14 +433,17 @@ class Handler(BaseHTTPRequestHandler):
     # --- Gemini -----------------------------------------------------------------------------
 
     def gemini(self, body: dict[str, Any], *, stream: bool) -> None:
-        tool_result, user_texts = None, []
+        tool_result, user_texts, done = None, [], 0
         for content in body.get("contents", []):
-            for part in content.get("parts") or []:
-                if "functionResponse" in part:
-                    tool_result = text_of(part["functionResponse"].get("response"))
-                elif content.get("role") == "user" and "text" in part:
-                    user_texts.append(part["text"])
-                    tool_result = None
+            parts = content.get("parts") or []
+            answers = [p["functionResponse"] for p in parts if "functionResponse" in p]
+            for answer in answers:
+                tool_result = text_of(answer.get("response"))
+                done += 1
+            said = [p["text"] for p in parts if "text" in p and not answers]
+            if content.get("role") == "user" and said:
+                user_texts += said
+                tool_result, done = None, 0
         tools = [
             (declaration.get("name", ""), None)
             for tool in body.get("tools") or []
@@ -428,7 +455,7 @@ class Handler(BaseHTTPRequestHandler):
             # The CLI's model router and next-speaker checks: JSON that fits the schema.
             reply = Reply(json.dumps(sample_for_schema(schema)))
         else:
-            reply = self.brain.decide(user_texts, tools, tool_result)
+            reply = self.brain.decide(user_texts, tools, tool_result, done)
         self._record(body, reply)
         if reply.tool:
             call = {"name": reply.tool, "args": reply.args}
@@ -439,11 +466,8 @@ class Handler(BaseHTTPRequestHandler):
             "candidates": [
                 {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
             ],
-            "usageMetadata": {
-                "promptTokenCount": 10,
-                "candidatesTokenCount": 12,
-                "totalTokenCount": 22,
-            },
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 12}
+            | {"totalTokenCount": 22},
             "modelVersion": "gemini-2.5-pro",
             "responseId": uuid.uuid4().hex[:16],
         }
@@ -460,6 +484,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tool", default="search_memory")
     parser.add_argument("--tool-args", default="{}", help="JSON arguments for the tool call")
     parser.add_argument("--expect", default="", help="text the tool result should contain")
+    parser.add_argument("--plan", default="[]", help="JSON [[tool, arguments], ...] (USE_PLAN)")
     parser.add_argument(
         "--setup-loopback",
         action="store_true",
@@ -468,7 +493,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.setup_loopback:
         subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    Handler.brain = Brain(Script(args.log, args.tool, json.loads(args.tool_args), args.expect))
+    plan = [(str(name), dict(call)) for name, call in json.loads(args.plan)]
+    script = Script(args.log, args.tool, json.loads(args.tool_args), args.expect, plan)
+    Handler.brain = Brain(script)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     print(f"READY {server.server_address[1]}", flush=True)
     try:

@@ -231,10 +231,16 @@ class ModelServer:
 
 @contextmanager
 def model_server(
-    log: Path, *, expect: str, tool_args: Mapping[str, Any], tool: str = "search_memory"
+    log: Path,
+    *,
+    expect: str,
+    tool_args: Mapping[str, Any],
+    tool: str = "search_memory",
+    plan: Sequence[tuple[str, Mapping[str, Any]]] = (),
 ) -> Iterator[ModelServer]:
     """Start the fake model in a new network namespace; stop it on exit. A prompt with
-    ``USE_TOOL`` makes it call the offered tool whose name contains ``tool``."""
+    ``USE_TOOL`` makes it call the offered tool whose name contains ``tool``; one with
+    ``USE_PLAN`` the tools of ``plan`` in order."""
     argv = [
         "unshare",
         "-n",
@@ -247,6 +253,7 @@ def model_server(
         f"--expect={expect}",
         f"--tool-args={json.dumps(tool_args)}",
         f"--tool={tool}",
+        f"--plan={json.dumps([[name, dict(args)] for name, args in plan])}",
     ]
     errors = log.with_suffix(".stderr")
     with errors.open("w", encoding="utf-8") as err:

@@ -27,7 +27,9 @@ def _free_port() -> int:
 @pytest.fixture
 def tcp_server() -> Iterator[str]:
     base = private_tmp_dir("am-mm-")
-    server = EmbeddedServer(base / "pg", port=_free_port(), listen_host="127.0.0.1")
+    server = EmbeddedServer(
+        base / "pg", port=_free_port(), listen_host="127.0.0.1", tcp_auth="trust"
+    )
     info = server.start()
     try:
         assert info.listen_host == "127.0.0.1"

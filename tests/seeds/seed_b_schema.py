@@ -4,6 +4,8 @@ secret, fact slots with a superseded and an expired value, persona traits, graph
 
 from __future__ import annotations
 
+import base64
+import json
 import sqlite3
 import struct
 from pathlib import Path
@@ -144,3 +146,46 @@ def build(path: Path, *, model: str = TEST_MODEL) -> None:
             " VALUES ('um_messages', 2, 'um_facts', 2, 'supports', ?)",
             (T0,),
         )
+
+
+CONTENT_TABLES = (
+    "um_messages",
+    "um_summaries",
+    "um_facts",
+    "um_entities",
+    "um_edges",
+    "um_links",
+    "um_vectors",
+    "um_meta",
+)
+"""The tables seed B's exporter writes, in its order (``export.py`` ``CONTENT_TABLES``)."""
+
+
+def dump(db: Path, out: Path, *, complete: bool = True) -> None:
+    """Write the SQLite file ``db`` as seed B's ``mem_doctor export`` does (format
+    ``um-export-jsonl``): a header, one ``{"table", "row"}`` line per row with BLOBs in
+    base64 and, from the exporter that marks it ``complete``, a closing line."""
+    with sqlite3.connect(db) as conn, out.open("w", encoding="utf-8") as f:
+        counts = {
+            t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in CONTENT_TABLES
+        }
+        header: dict[str, object] = {
+            "format": "um-export-jsonl",
+            "schema_version": "1",
+            "exported_at": T0 + 1000,
+            "source_db": str(db),
+            "counts": counts,
+        }
+        if complete:
+            header["complete"] = True
+        f.write(json.dumps(header, ensure_ascii=False) + "\n")
+        for table in CONTENT_TABLES:
+            cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+            for values in conn.execute(f"SELECT * FROM {table}"):
+                row = {
+                    c: base64.b64encode(v).decode("ascii") if isinstance(v, bytes) else v
+                    for c, v in zip(cols, values, strict=True)
+                }
+                f.write(json.dumps({"table": table, "row": row}, ensure_ascii=False) + "\n")
+        if complete:
+            f.write(json.dumps({"format": "um-export-jsonl-complete"}) + "\n")

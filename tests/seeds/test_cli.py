@@ -138,3 +138,29 @@ def test_import_seed_through_the_console_script(
     assert '"source": "seed-b"' in b.stdout and "earlier persona traits" in b.stdout
     bad = _run(env, "import", "--from", "seed-b", str(tmp_path / "missing.db"))
     assert bad.returncode == 1 and bad.stderr.startswith("error: no seed B database")
+
+
+def test_import_claude_mem_and_a_seed_b_dump_through_the_console_script(
+    tmp_path: Path, db_url: str, seed_b_path: Path
+) -> None:
+    from tests.seeds import claude_mem_schema, seed_b_schema
+
+    env = _env(tmp_path, tmp_path / "absent.env", DATABASE_URL=db_url)
+    cm = tmp_path / "claude-mem.db"
+    claude_mem_schema.build(cm)
+    first = _run(env, "import", "--from", "claude-mem", str(cm))
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[0].startswith(f"imported from claude-mem {cm}")
+    assert "  prompts: 3 new, 0 already here" in first.stdout
+    assert "  session summaries: 1 new, 0 already here" in first.stdout
+    assert "    pending_messages: 1 (" in first.stdout
+    second = _run(env, "import", "--from", "claude-mem", str(cm))
+    assert "  observations: 0 new, 2 already here" in second.stdout, second.stderr
+    dump = tmp_path / "unified.jsonl"
+    seed_b_schema.dump(seed_b_path, dump)
+    b = _run(env, "import", "--from", "seed-b", str(dump))
+    assert b.returncode == 0, b.stderr
+    assert "  facts: 3 new, 0 already here" in b.stdout
+    bad = _run(env, "import", "--from", "claude-mem", str(seed_b_path))
+    assert bad.returncode == 1 and bad.stderr.startswith("error: ")
+    assert "not a claude-mem database" in bad.stderr

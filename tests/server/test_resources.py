@@ -18,6 +18,7 @@ from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.config import Settings
 from agents_memory.recall.state import ServerState
 from agents_memory.server.app import create_server
+from agents_memory.store import session_summaries
 from agents_memory.store.memories import NewMemory, insert_memories
 
 
@@ -37,6 +38,12 @@ def _seed(state: ServerState) -> None:
                 for n in range(3)
             ],
         )  # fmt: skip
+        summarised = session_summaries.session_state(conn, state.user_id, "codex-cli", "sess-1")
+        assert summarised is not None
+        written = session_summaries.NewSessionSummary(
+            "Invoice turns", "Outcome: three turns on invoices", "invoices", "extractive"
+        )
+        session_summaries.save_session_summary(conn, state.user_id, summarised, written)
 
 
 def _session(server: Any, go: Any) -> Any:
@@ -78,6 +85,10 @@ def test_the_resources_and_the_prompt_are_listed_and_read(
     assert {"name": "billing", "aliases": ["bill"]} in projects
     session = json.loads(got["session"].contents[0].text)
     assert session["session_id"] == "sess-1" and len(session["turns"]) == 3
+    assert session["summary"] == {
+        "title": "Invoice turns",
+        "summary": "Outcome: three turns on invoices",
+    }
     text = got["recall"].messages[0].content.text
     assert "invoice numbering" in text and "queries" in text and "read_memory" in text
 

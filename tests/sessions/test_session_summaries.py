@@ -23,7 +23,6 @@ from agents_memory.ops.export_markdown import write_markdown
 from agents_memory.ops.forget import apply_forget, plan_forget
 from agents_memory.ops.secrets import fix_secrets, scan_secrets
 from agents_memory.recall.brief import BriefRequest, build_brief
-from agents_memory.recall.sessions import session_markdown
 from agents_memory.store.memories import NewMemory, insert_memories
 from agents_memory.store.owner import bundle
 from agents_memory.store.owner.forget import Selection
@@ -185,10 +184,6 @@ def test_the_export_and_the_console_show_the_summary(
     pydantic = next(text for name, text in files.items() if PYDANTIC in name)
     assert "## Summary: 幫我查一下 golang文檔" in pydantic
     assert pydantic.index("## Summary") < pydantic.index("\n## user · ")
-
-    markdown = session_markdown(conn, uid, "claude-code", PYDANTIC, max_chars=2000)
-    assert markdown is not None and len(markdown) <= 2000 and "## Summary:" in markdown
-    assert session_markdown(conn, uid, "claude-code", "no-such-session") is None
 
     console = open_console(settings, Catalog(all_adapters(), tmp_path / "home"), tmp_path / "p")
     guard = Guard(port=8765)

@@ -18,6 +18,8 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from agents_memory.store.capture import MINE
+
 
 @dataclass(frozen=True, slots=True)
 class Cursor:
@@ -57,7 +59,8 @@ _COLUMNS = (
 def get_cursor(conn: psycopg.Connection[Any], device_name: str, path: str) -> Cursor | None:
     with conn.cursor(row_factory=class_row(Cursor)) as cur:
         cur.execute(
-            f"SELECT {_COLUMNS} FROM capture_cursors WHERE device_name = %s AND path = %s",
+            f"SELECT {_COLUMNS} FROM capture_cursors WHERE device_name = %s AND path = %s"
+            f" AND user_id {MINE}",
             (device_name, path),
         )
         return cur.fetchone()
@@ -71,13 +74,13 @@ def lock_cursor(
         raise ValueError("lock_cursor() needs a transaction")
     conn.execute(
         "INSERT INTO capture_cursors (platform, device_name, path) VALUES (%s, %s, %s)"
-        " ON CONFLICT (device_name, path) DO NOTHING",
+        " ON CONFLICT (device_name, path, user_id) DO NOTHING",
         (platform, device_name, path),
     )
     with conn.cursor(row_factory=class_row(Cursor)) as cur:
         cur.execute(
             f"SELECT {_COLUMNS} FROM capture_cursors WHERE device_name = %s AND path = %s"
-            " FOR UPDATE",
+            f" AND user_id {MINE} FOR UPDATE",
             (device_name, path),
         )
         found = cur.fetchone()
@@ -106,7 +109,7 @@ def save_cursor(
         " last_issue = coalesce(%s, last_issue), repaired = repaired + %s, rescans = %s,"
         " last_capture_at = CASE WHEN %s > 0 THEN now() ELSE last_capture_at END,"
         " updated_at = now()"
-        " WHERE device_name = %s AND path = %s",
+        f" WHERE device_name = %s AND path = %s AND user_id {MINE}",
         (
             cursor.platform,
             cursor.dev,
@@ -155,8 +158,8 @@ def deferred_flush(conn: psycopg.Connection[Any]) -> Iterator[None]:
 def list_cursors(conn: psycopg.Connection[Any], device_name: str | None = None) -> list[Cursor]:
     with conn.cursor(row_factory=class_row(Cursor)) as cur:
         cur.execute(
-            f"SELECT {_COLUMNS} FROM capture_cursors"
-            " WHERE %s::text IS NULL OR device_name = %s ORDER BY platform, path",
+            f"SELECT {_COLUMNS} FROM capture_cursors WHERE user_id {MINE}"
+            " AND (%s::text IS NULL OR device_name = %s) ORDER BY platform, path",
             (device_name, device_name),
         )
         return cur.fetchall()

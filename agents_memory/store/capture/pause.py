@@ -10,6 +10,8 @@ from typing import Any, Final
 import psycopg
 from psycopg.rows import class_row
 
+from agents_memory.store.capture import MINE
+
 ALL_PLATFORMS: Final = "*"
 
 
@@ -28,7 +30,7 @@ def set_pause(
     """Pause ``platform`` on ``device`` (replacing a pause already there)."""
     conn.execute(
         "INSERT INTO capture_pauses (device_name, platform, until) VALUES (%s, %s, %s)"
-        " ON CONFLICT (device_name, platform) DO UPDATE SET until = EXCLUDED.until,"
+        " ON CONFLICT (device_name, platform, user_id) DO UPDATE SET until = EXCLUDED.until,"
         "  created_at = now()",
         (device, platform, until),
     )
@@ -39,7 +41,8 @@ def clear_pauses(conn: psycopg.Connection[Any], device: str, platform: str | Non
     """End the pause of ``platform`` (``None``: every pause) on ``device``; how many ended
     (expired ones are cleared too and not counted)."""
     cur = conn.execute(
-        "DELETE FROM capture_pauses WHERE device_name = %s AND (%s::text IS NULL OR platform = %s)"
+        f"DELETE FROM capture_pauses WHERE device_name = %s AND user_id {MINE}"
+        " AND (%s::text IS NULL OR platform = %s)"
         " RETURNING until IS NULL OR until > now()",
         (device, platform, platform),
     )
@@ -51,7 +54,7 @@ def active_pauses(conn: psycopg.Connection[Any], device: str) -> list[Pause]:
     with conn.cursor(row_factory=class_row(Pause)) as cur:
         cur.execute(
             "SELECT device_name, platform, until FROM capture_pauses"
-            " WHERE device_name = %s AND (until IS NULL OR until > now())"
+            f" WHERE device_name = %s AND user_id {MINE} AND (until IS NULL OR until > now())"
             " ORDER BY platform",
             (device,),
         )
@@ -65,7 +68,7 @@ def paused_until(
     resumed; the longest of a platform pause and an all-platforms one)."""
     rows = conn.execute(
         "SELECT until FROM capture_pauses WHERE device_name = %s AND platform IN (%s, %s)"
-        " AND (until IS NULL OR until > now())",
+        f" AND user_id {MINE} AND (until IS NULL OR until > now())",
         (device, platform, ALL_PLATFORMS),
     ).fetchall()
     if not rows:

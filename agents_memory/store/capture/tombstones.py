@@ -6,7 +6,8 @@ Capture asks :func:`forgotten_among` once per batch (one indexed query for all t
 keys) and admission refuses the turns it returns. A key is a turn's only within its session
 (:mod:`agents_memory.store.identity`), so a tombstone also keeps the session and role it
 buried, and refuses an incoming turn only when they match (or under the turn's scoped key).
-Tombstones written before migration 0014 have neither and match by key alone.
+Tombstones written before migration 0014 have neither and match by key alone. In a team a
+tombstone is one person's (migration 0023): it refuses that person's capture only.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 import psycopg
 
+from agents_memory.store.capture import MINE
 from agents_memory.store.identity import scoped_key
 
 TombstoneReason = Literal["forgotten", "paused"]
@@ -47,9 +49,11 @@ def forgotten_among(conn: psycopg.Connection[Any], turns: Iterable[TurnKey]) -> 
     rows = conn.execute(
         "SELECT i.n FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[])"
         "   WITH ORDINALITY AS i(k, sk, s, r, n)"
-        " WHERE EXISTS (SELECT 1 FROM tombstones t WHERE t.external_uuid = i.sk)"
+        " WHERE EXISTS (SELECT 1 FROM tombstones t WHERE t.external_uuid = i.sk"
+        f"      AND t.user_id {MINE})"
         "    OR EXISTS (SELECT 1 FROM tombstones t WHERE t.external_uuid = i.k"
-        "      AND (t.role IS NULL OR (t.role = i.r AND t.session_id IS NOT DISTINCT FROM i.s)))",
+        f"      AND t.user_id {MINE} AND (t.role IS NULL"
+        "       OR (t.role = i.r AND t.session_id IS NOT DISTINCT FROM i.s)))",
         (keys, scoped, sessions, roles),
     ).fetchall()
     return frozenset(wanted[int(row[0]) - 1] for row in rows)
@@ -57,16 +61,19 @@ def forgotten_among(conn: psycopg.Connection[Any], turns: Iterable[TurnKey]) -> 
 
 def bury_memories(conn: psycopg.Connection[Any], ids: Sequence[int]) -> int:
     """A ``forgotten`` tombstone for each memory row of ``ids`` (their key and text hash),
-    before the rows go; returns how many were recorded (a key buried before counts once)."""
+    before the rows go; returns how many were recorded (a key buried before counts once).
+    The tombstone is the row's person's when that person is a team member (it stops their
+    capture only), else the schema owner's (a single person's set-up)."""
     if not ids:
         return 0
     digest = _CONTENT_SHA256_SQL.format(column="message")
     cur = conn.execute(
         "INSERT INTO tombstones"
-        " (external_uuid, content_sha256, agent_platform, reason, session_id, role)"
-        f" SELECT external_uuid, {digest}, agent_platform, 'forgotten', session_id, role"
-        " FROM memory WHERE id = ANY(%s)"
-        " ON CONFLICT (external_uuid) WHERE external_uuid IS NOT NULL DO NOTHING",
+        " (external_uuid, content_sha256, agent_platform, reason, session_id, role, user_id)"
+        f" SELECT external_uuid, {digest}, agent_platform, 'forgotten', session_id, role,"
+        "  (SELECT p.user_id FROM team_members p WHERE p.user_id = m.user_id)"
+        " FROM memory m WHERE id = ANY(%s)"
+        " ON CONFLICT (external_uuid, user_id) WHERE external_uuid IS NOT NULL DO NOTHING",
         (list(ids),),
     )
     return cur.rowcount
@@ -88,13 +95,15 @@ def bury_paused(conn: psycopg.Connection[Any], turns: Iterable[tuple[TurnKey, st
         "INSERT INTO tombstones"
         " (external_uuid, content_sha256, agent_platform, reason, session_id, role)"
         " SELECT CASE WHEN EXISTS (SELECT 1 FROM tombstones o WHERE o.external_uuid = t.k"
-        "     AND o.role IS NOT NULL AND (o.role <> t.r OR o.session_id IS DISTINCT FROM t.s))"
+        f"     AND o.user_id {MINE} AND o.role IS NOT NULL"
+        "     AND (o.role <> t.r OR o.session_id IS DISTINCT FROM t.s))"
         "   THEN t.sk ELSE t.k END, t.d, t.p, 'paused', t.s, t.r"
         " FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])"
         "   AS t(k, sk, d, p, s, r)"
         " WHERE NOT EXISTS (SELECT 1 FROM memory m WHERE m.external_uuid IN (t.k, t.sk)"
-        "   AND m.role = t.r AND m.session_id IS NOT DISTINCT FROM t.s)"
-        " ON CONFLICT (external_uuid) WHERE external_uuid IS NOT NULL DO NOTHING",
+        "   AND m.role = t.r AND m.session_id IS NOT DISTINCT FROM t.s"
+        "   AND m.user_id = coalesce((SELECT am_me()), m.user_id))"
+        " ON CONFLICT (external_uuid, user_id) WHERE external_uuid IS NOT NULL DO NOTHING",
         columns,
     )
     return cur.rowcount

@@ -179,8 +179,8 @@ QUERIES: Final[dict[str, str]] = {
     ),
     "tombstones": (
         "SELECT external_uuid, content_sha256, agent_platform, session_id, role, reason,"
-        " created_at FROM tombstones"
-        " WHERE %(platform)s::text IS NULL OR agent_platform = %(platform)s"
+        " created_at FROM tombstones WHERE user_id IS NOT DISTINCT FROM (SELECT am_me())"
+        " AND (%(platform)s::text IS NULL OR agent_platform = %(platform)s)"
         " ORDER BY external_uuid NULLS LAST, content_sha256, created_at"
     ),
     "action_tombstones": (

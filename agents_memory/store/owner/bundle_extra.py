@@ -53,6 +53,7 @@ INSERTS: Final[dict[str, str]] = {
         " %(agent_platform)s::text, %(session_id)s::text, %(role)s::text, %(reason)s::text,"
         " %(created_at)s::timestamptz WHERE NOT EXISTS (SELECT 1 FROM tombstones t"
         "   WHERE t.external_uuid IS NOT DISTINCT FROM %(external_uuid)s::text"
+        "   AND t.user_id IS NOT DISTINCT FROM (SELECT am_me())"
         "   AND (t.external_uuid IS NOT NULL OR t.content_sha256 = %(content_sha256)s::text))"
         " ON CONFLICT DO NOTHING RETURNING id"
     ),

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import psycopg
 from psycopg.types.json import Jsonb
 
 from agents_memory.store.memories import twin_text
+from agents_memory.store.session_summaries import NewSessionSummary, SessionState
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,3 +325,44 @@ def _unslotted(conn: psycopg.Connection[Any], memory_id: int) -> bool:
         "SELECT slot IS NULL AND is_active FROM memory WHERE id = %s", (memory_id,)
     ).fetchone()
     return bool(row and row[0])
+
+
+# --- session summaries ---------------------------------------------------------------------
+
+
+def import_session_summary(
+    conn: psycopg.Connection[Any], user_id: int, state: SessionState, written: NewSessionSummary
+) -> Literal["new", "present", "conflict"]:
+    """Store an imported session summary unless the session has one: ``present`` when it is
+    the same text, ``conflict`` when this pool's own differs (it stays). The summary covers
+    the session's turns as they are (``state``), so the Cold Path leaves it alone until the
+    session changes."""
+    row = conn.execute(
+        "INSERT INTO session_summaries (user_id, agent_platform, session_id, git_root, p_tag_id,"
+        "  started_at, last_at, turns, last_turn_id, title, summary, terms, model)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (user_id, agent_platform, session_id) DO NOTHING RETURNING id",
+        (
+            user_id,
+            state.agent_platform,
+            state.session_id,
+            state.git_root,
+            state.p_tag_id,
+            state.started_at,
+            state.last_at,
+            state.turns,
+            state.last_turn_id,
+            written.title,
+            written.summary,
+            written.terms,
+            written.model,
+        ),
+    ).fetchone()
+    if row is not None:
+        return "new"
+    here = conn.execute(
+        "SELECT summary FROM session_summaries WHERE user_id = %s AND agent_platform = %s"
+        " AND session_id = %s",
+        (user_id, state.agent_platform, state.session_id),
+    ).fetchone()
+    return "present" if here is not None and here[0] == written.summary else "conflict"

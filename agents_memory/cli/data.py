@@ -121,6 +121,10 @@ def export_cmd(
         f"exported to {report.path} ({report.files} file(s), {report.size:,} bytes) in "
         f"{report.seconds:.1f} s ({rate:,.0f} turns/s): {counts or 'nothing'}"
     )
+    if report.person is not None:
+        click.echo(
+            f"{report.person}'s own memory only: teammates' shared projects are theirs to export"
+        )
 
 
 @click.command("import")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlencode
 
+from psycopg.errors import InsufficientPrivilege
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -31,6 +32,7 @@ from agents_memory.console.pages import (
     search,
     sessions,
     status,
+    team,
     timeline,
     transfer,
 )
@@ -44,7 +46,7 @@ STATIC = Path(__file__).parent / "static"
 
 
 def routes() -> list[BaseRoute]:
-    pages = (status, timeline, search, sessions, projects, knowledge, brief, forget, transfer)
+    pages = (status, timeline, search, sessions, projects, knowledge, brief, forget, transfer, team)
     found: list[BaseRoute] = [route for page in pages for route in page.ROUTES]
     found.append(Mount("/static", app=StaticFiles(directory=STATIC), name="static"))
     return found
@@ -75,11 +77,27 @@ def create_app(console: Console, guard: Guard) -> Starlette:
         shown = await page_with_error(request, message)
         return shown or PlainTextResponse(f"error: {message}", status_code=400)
 
+    async def denied(request: Request, exc: Exception) -> Response:
+        """A table or action the connected role may not use (a team member's console on
+        what only the team's admin reads or changes): a line saying so, never a traceback."""
+        message = "your database role may not do this (the team's admin may): " + mask(
+            first_line(exc), secrets_
+        )
+        if request.method != "GET":
+            shown = await page_with_error(request, message)
+            if shown is not None:
+                return shown
+        return console.render(request, "denied.html", status_code=403, message=message)
+
     app = Starlette(
         routes=routes(),
         middleware=[Middleware(GuardMiddleware, guard=guard)],
         lifespan=lifespan,
-        exception_handlers={HTTPException: refused, AgentsMemoryError: failed},
+        exception_handlers={
+            HTTPException: refused,
+            AgentsMemoryError: failed,
+            InsufficientPrivilege: denied,
+        },
     )
     app.state.console = console
     return app

@@ -100,6 +100,7 @@ NAV = (
     ("/brief", "Brief", "b"),
     ("/forget", "Forget & archive", "x"),
     ("/transfer", "Export / import", "e"),
+    ("/team", "Team", "m"),
 )
 """Each page: its path, its name and its access key."""
 

@@ -5,6 +5,8 @@ arguments into an :class:`ExportRequest` and print the :class:`ExportReport`. Th
 format is :mod:`agents_memory.ops.bundle_format`; the SQL is
 :mod:`agents_memory.store.owner.bundle`.
 Capture cursors are never exported: they describe one machine's files, not memory.
+A team member (their own database role) exports their own memory only: a teammate's shared
+project is that teammate's to export, though the member may read it.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from agents_memory.errors import AdapterError, BundleError
 from agents_memory.ops import bundle_format as fmt
 from agents_memory.ops.export_files import check_destination, open_private_binary
 from agents_memory.ops.export_markdown import write_markdown
-from agents_memory.store import database, entry, migrate, tags, vectors
-from agents_memory.store.owner import bundle
+from agents_memory.store import database, entry, migrate, tags, team, vectors
+from agents_memory.store.owner import bundle, bundle_extra
 from agents_memory.store.projects import resolve_project
 
 Format = Literal["bundle", "markdown"]
@@ -59,6 +61,9 @@ class ExportReport:
     """Files written (the Markdown tree; 1 for a bundle)."""
     size: int = 0
     seconds: float = 0.0
+    person: str | None = None
+    """A team member's export: whose memory it holds (theirs alone; a teammate's shared
+    project is that teammate's to export). ``None``: the owner's whole pool."""
 
 
 def default_path(fmt_name: Format, now: datetime) -> Path:
@@ -91,6 +96,7 @@ def export(
             out = ExportReport(request.path, "markdown", tree.counts, tree.files, tree.size)
         else:
             out = _write_bundle(conn, request, flt, now, progress)
+        out.person = None if flt.person is None else bundle_extra.user_name(conn, flt.person)
         conn.rollback()
     out.seconds = time.monotonic() - started
     return out
@@ -111,6 +117,7 @@ def _filter(
     except ValueError as exc:
         raise BundleError(str(exc)) from None
     return bundle.ExportFilter(
+        person=team.member_user_id(conn),
         project_id=project_id,
         since=since,
         until=until,

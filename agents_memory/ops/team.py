@@ -142,6 +142,11 @@ def members(conn: psycopg.Connection[Any]) -> list[Member]:
     return team_store.members(conn)
 
 
+def own_projects(conn: psycopg.Connection[Any], user_id: int) -> list[str]:
+    """The projects a person has turns in: what they may share."""
+    return team_store.own_projects(conn, user_id)
+
+
 def whoami(conn: psycopg.Connection[Any]) -> Whoami:
     return team_store.whoami(conn)
 

@@ -28,11 +28,12 @@ from agents_memory.admission.echo import BRIEF_MARKER
 from agents_memory.admission.project_switch import memory_off
 from agents_memory.config import Settings
 from agents_memory.gitinfo import git_info
+from agents_memory.recall.brief_pins import pin_lines
 from agents_memory.recall.brief_work import work_lines
 from agents_memory.recall.sessions import brief_session_lines
 from agents_memory.store.capture.pause import active_pauses, pause_sentence
 from agents_memory.store.knowledge import get_profiles
-from agents_memory.store.recall import briefdata, pins, slots
+from agents_memory.store.recall import briefdata, slots
 from agents_memory.store.recall.briefdata import BriefTurn
 from agents_memory.store.summaries import NO_PROJECT
 
@@ -250,20 +251,9 @@ def _profile_and_pins(g: _Gathering, core: str | None, sub: str | None) -> list[
 
 def _task_pins(g: _Gathering) -> list[Section]:
     """Open task pins addressed to this agent (kept even in a compact brief)."""
-    if not g.request.platform:
+    lines = pin_lines(g.conn, g.user_id, g.request.platform) if g.request.platform else []
+    if not lines:
         return []
-    open_pins = pins.current(
-        g.conn, g.user_id, to_agent=g.request.platform, statuses=pins.OPEN_STATUSES, limit=5
-    )
-    if not open_pins:
-        return []
-    lines = [
-        f"- pin {p.pin_id} from {p.from_agent or '?'} ({p.status}"
-        + (f", {p.project}" if p.project else "")
-        + f"): {_clip(p.title, 160)}"
-        for p in open_pins
-    ]
-    lines.append("  (task_pin action=query pin=<id> for details; update it as you work)")
     return [Section(f"## Task pins for {g.request.platform}", lines, required=True)]
 
 

@@ -328,6 +328,42 @@ def member_user_id(conn: psycopg.Connection[Any]) -> int | None:
     return int(row[0]) if row else None
 
 
+def own_projects(conn: psycopg.Connection[Any], user_id: int) -> list[str]:
+    """The canonical projects ``user_id`` has turns in (what they may share), by name."""
+    rows = conn.execute(
+        "SELECT DISTINCT t.name FROM (SELECT DISTINCT p_tag_id FROM memory"
+        "  WHERE user_id = %s AND p_tag_id IS NOT NULL) m"
+        " JOIN project_tags t ON t.id = canonical_project_tag_id(m.p_tag_id) ORDER BY 1",
+        (user_id,),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def person_names(conn: psycopg.Connection[Any]) -> dict[int, str]:
+    """The team's people by user id (names only: profiles stay private)."""
+    return {int(r[0]): str(r[1]) for r in conn.execute("SELECT * FROM am_person_names()")}
+
+
+def person_named(conn: psycopg.Connection[Any], name: str) -> int | None:
+    """The user id of the team's person ``name`` (their role or their name; any case)."""
+    row = conn.execute(
+        "SELECT n.user_id FROM am_person_names() n JOIN team_members t USING (user_id)"
+        " WHERE lower(n.user_name) = lower(%(n)s) OR t.db_role = lower(%(n)s)"
+        " ORDER BY (n.user_name = %(n)s) DESC LIMIT 1",
+        {"n": name},
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def project_shared(conn: psycopg.Connection[Any], project: str, *people: int) -> bool:
+    """Whether any of ``people`` shares ``project`` (a tag's name, an alias too)."""
+    row = conn.execute(
+        "SELECT bool_or(am_project_shared(%s, p, p)) FROM unnest(%s::bigint[]) p",
+        (project, list(people)),
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def people_for_coldpath(conn: psycopg.Connection[Any]) -> list[int] | None:
     """As the team's Cold Path: every person's user id (the worker runs each job for each);
     ``None`` for any other role (the worker serves its settings' user)."""

@@ -48,6 +48,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "/forget": FORGET,
     "/transfer": ("failed",),
     "/export": ("project", "platform", "since", "until", "include_archived", "vectors"),
+    "/team": ("notice", "failed"),
 }
 """Every page (GET) and the query fields it reads."""
 FORMS: dict[str, tuple[str, ...]] = {
@@ -65,6 +66,8 @@ FORMS: dict[str, tuple[str, ...]] = {
     "/projects/file": ("folder", "has_folder", "project"),
     "/import/apply": ("upload",),
     "/import": ("bundle",),
+    "/team/share": ("project", "action"),
+    "/team/remove": ("role",),
 }
 """Every change (POST) and its form fields."""
 

@@ -31,6 +31,7 @@ PAGES = (
     ("brief", "/brief?platform=claude-code&project=shop", "brief-text"),
     ("forget", "/forget", "main"),
     ("transfer", "/transfer", "bundle"),
+    ("team", "/team", "whoami"),
 )
 
 

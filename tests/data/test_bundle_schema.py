@@ -64,6 +64,7 @@ NOT_EXPORTED: Final[dict[str, str]] = {
     "team_members": "which of this server's login roles is which person (roles do not travel)",
     "project_shares": "what a person shares with this server's team (set again with team share)",
     "hidden_memories": "a teammate's turns hidden on this server (another person's rows)",
+    "task_pin_events.to_user_id": "the teammate a pin is for on this server (a person here)",
     "tombstones.user_id": "whose tombstone on this server: an import's are the importer's",
     # (every table's own serial ``id`` is left out too: a bundle names rows by key and name)
     # memory: the Cold Path's bookkeeping and what is derived again on import

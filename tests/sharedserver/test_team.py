@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import psycopg
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.console.test_bad_input import PAGES
 from tests.sharedserver.conftest import (
     BIN,
     SharedServer,
@@ -349,3 +355,98 @@ def test_forget_by_the_owner_and_removal_of_a_person(team: Team, tmp_path: Path)
             bob.execute("SELECT count(*) FROM memory")
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(team.urls["bob"]).close()
+
+
+def _pin(env: dict[str, str], **arguments: Any) -> Any:
+    """``task_pin`` through the MCP server run as ``env``'s person (the SDK's client)."""
+    params = StdioServerParameters(command=str(BIN / "mcp-agents-memory"), args=[], env=env)
+
+    async def session() -> Any:
+        async with Client(params) as client:
+            return await client.call_tool("task_pin", arguments)
+
+    return anyio.run(session)
+
+
+@contextmanager
+def _console(env: dict[str, str]) -> Iterator[tuple[httpx2.Client, str]]:
+    """``mcp-agents-memory ui`` run as ``env``'s person, logged in over real HTTP."""
+    process = subprocess.Popen(
+        [str(BIN / "mcp-agents-memory"), "ui", "--no-browser", "--port", "0"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/login\?token=\S+", process.stdout.readline())
+        assert found, "the console printed no login URL"
+        with httpx2.Client(follow_redirects=False, timeout=120) as client:
+            assert client.get(found.group(0)).status_code == 303
+            yield client, found.group(1)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        if process.stdout:
+            process.stdout.close()
+
+
+def _bundle_text(path: Path) -> str:
+    with zipfile.ZipFile(path) as bundle:
+        return b"".join(bundle.read(n) for n in bundle.namelist()).decode()
+
+
+def test_a_teammates_console_export_and_pins(team: Team, tmp_path: Path) -> None:
+    _capture(team, tmp_path)
+    _ok(run_cli("mcp-agents-memory", ["team", "share", "alpha"], team.alice))
+    alice, bob = f"alice_{team.n}", f"bob_{team.n}"
+    # Alice's agent hands Bob's Codex a task in the shared project; not in her private one.
+    made = _pin(
+        team.alice,
+        action="create",
+        to=f"{bob}/codex-cli",
+        title="Rerun the quokka soak test",
+        project="alpha",
+        from_agent="claude-code",
+    )
+    assert not made.is_error, made.content[0].text
+    refused = _pin(team.alice, action="create", to=bob, title="audit", project="secretproj")
+    assert refused.is_error and "share" in refused.content[0].text
+
+    with _console(team.bob) as (client, origin):
+        for path in [*PAGES, "/team"]:
+            if path in ("/live", "/export", "/session"):
+                continue
+            page = client.get(origin + path)
+            assert page.status_code == 200, (path, page.text[-2000:])
+            assert "zebrafish" not in page.text and "Traceback" not in page.text, path
+        timeline = client.get(origin + "/timeline").text
+        assert "quokka" in timeline and f"by {alice}" in timeline and "heron" in timeline
+        found = client.get(origin + "/search", params={"q": ALPHA_WORDS}).text
+        assert "quokka" in found and f"by {alice}" in found
+        # All of Alice's shared session (both turns), none of her private one.
+        shared = client.get(
+            origin + "/session", params={"platform": "claude-code", "id": "s-alpha"}
+        )
+        assert shared.status_code == 200 and "reconcile worker" in shared.text
+        assert "quokka" in shared.text
+        private = client.get(
+            origin + "/session", params={"platform": "claude-code", "id": "s-secret"}
+        )
+        assert private.status_code == 404 and "zebrafish" not in private.text
+        brief = client.get(origin + "/brief", params={"platform": "codex-cli"}).text
+        assert "quokka soak test" in brief and f"{alice}&#39;s claude-code" in brief
+        assert f"{alice}</td>" in client.get(origin + "/team").text
+        download = client.get(origin + "/export")
+        assert download.status_code == 200
+        (tmp_path / "console.zip").write_bytes(download.content)
+    held = _bundle_text(tmp_path / "console.zip")
+    assert "heron" in held and "quokka" not in held and "zebrafish" not in held
+
+    out = tmp_path / "bob.zip"
+    said = _ok(run_cli("mcp-agents-memory", ["export", str(out)], team.bob))
+    assert f"{bob}'s own memory only" in said
+    held = _bundle_text(out)
+    assert "heron" in held and "quokka" not in held and "zebrafish" not in held

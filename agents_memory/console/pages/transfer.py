@@ -21,6 +21,7 @@ from starlette.routing import Route
 from agents_memory.console.context import Console, console_from
 from agents_memory.console.forms import back, change_form, text
 from agents_memory.errors import AgentsMemoryError
+from agents_memory.ops import team as team_service
 from agents_memory.ops.export import ExportRequest, default_path, export
 from agents_memory.ops.import_report import ImportReport
 from agents_memory.ops.importer import import_bundle
@@ -38,12 +39,14 @@ _KEY: Final = re.compile(r"[0-9a-f]{32}")
 
 async def transfer_page(request: Request) -> Response:
     console = console_from(request)
+    who = await console.read(team_service.whoami)
     return console.render(
         request,
         "transfer.html",
         report=None,
         upload=None,
         platforms=[a.name for a in console.catalog.adapters],
+        person=who.user_name if who.kind == "person" else None,
     )
 
 

@@ -21,6 +21,7 @@ from agents_memory.gitinfo import git_info
 from agents_memory.recall.state import ServerState
 from agents_memory.server.tools.context import ServerContext, client_platform, state_of
 from agents_memory.server.tools.text import Text, checked_text
+from agents_memory.store import team
 from agents_memory.store.recall import briefdata, pins
 from agents_memory.store.recall.pins import NewPin, PinEvent, PinStatus
 
@@ -111,24 +112,47 @@ def _create(
     if payload is not None and len(str(payload)) > MAX_PAYLOAD:
         raise ToolError(f"payload is too large (limit {MAX_PAYLOAD} characters); summarise it")
     with state.pool.connection() as conn:
+        agent, person = _recipient(conn, state.user_id, to.strip())
+        where = project or _current_project(state, conn)
+        if person is not None and not (
+            where and team.project_shared(conn, where, state.user_id, person)
+        ):
+            raise ToolError(
+                f"a pin for a teammate goes in a project you or they share with the team "
+                f"(`mcp-agents-memory team share PROJECT`); {where or 'no project'} is not shared"
+            )
         created = pins.create_pin(
             conn,
             state.user_id,
             NewPin(
-                to_agent=to.strip(),
+                to_agent=agent,
                 title=" ".join(title.split()),
                 from_agent=from_agent or caller,
-                project=project or _current_project(state, conn),
+                project=where,
                 payload=payload,
                 device_name=state.settings.device_name,
+                to_user_id=person,
             ),
         )
+    whom = created.to_agent if person is None else f"{to.strip()} (a teammate)"
     return PinResult(
         action="create",
         pins=[_pin_out([created])],
-        note=f"pin {created.pin_id} is waiting for {created.to_agent}; it appears in that "
+        note=f"pin {created.pin_id} is waiting for {whom}; it appears in that "
         "agent's brief until it is marked done or failed",
     )
+
+
+def _recipient(conn: Any, user_id: int, to: str) -> tuple[str, int | None]:
+    """``to`` as (agent, teammate): an agent of one's own (``codex-cli``), or a teammate's
+    person, by role or name, with one of their agents (``bob/codex-cli``) or any (``bob``)."""
+    name, _, agent = to.partition("/")
+    person = team.person_named(conn, name.strip()) if name.strip() else None
+    if person is None or person == user_id:
+        if agent:
+            raise ToolError(f"no teammate {name!r}: `to` is an agent, or teammate/agent")
+        return to, None
+    return agent.strip() or pins.ANY_AGENT, person
 
 
 def _update(
@@ -248,7 +272,7 @@ ANNOTATIONS = ToolAnnotations(
 
 def to_help() -> str:
     """The ``to`` description: the registered clients' names."""
-    return f"create: e.g. {all_platforms()[1]}."
+    return f"create: {all_platforms()[1]}, person/agent."
 
 
 def register(server: MCPServer[Any]) -> None:
@@ -297,8 +321,8 @@ def register(server: MCPServer[Any]) -> None:
         ] = None,
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
     ) -> PinResult:
-        """Hand work to another agent. Pins to you are in your brief: set in_progress, then
-        done or failed with a note."""
+        """Hand work to an agent. Pins to you are in your brief: set in_progress, then
+        done/failed with a note."""
         return run_task_pin(
             state_of(ctx),
             action=action,

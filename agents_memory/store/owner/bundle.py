@@ -59,9 +59,13 @@ class ExportFilter:
     """Exclusive."""
     platform: str | None = None
     include_archived: bool = False
+    person: int | None = None
+    """A team member's own rows only (their user id): a teammate's shared project is that
+    teammate's to export. ``None``: every row the connection reads (the owner's pool)."""
 
     def params(self) -> dict[str, Any]:
         return {
+            "person": self.person,
             "project": self.project_id,
             "since": self.since,
             "until": self.until,
@@ -76,6 +80,7 @@ _MEMORY_WHERE: Final = (
     " AND (%(since)s::timestamptz IS NULL OR m.message_at >= %(since)s)"
     " AND (%(until)s::timestamptz IS NULL OR m.message_at < %(until)s)"
     " AND (%(platform)s::text IS NULL OR m.agent_platform = %(platform)s)"
+    " AND (%(person)s::bigint IS NULL OR m.user_id = %(person)s)"
 )
 _TAG_WHERE: Final = "(%(project)s::bigint IS NULL OR canonical_project_tag_id({col}) = %(project)s)"
 

@@ -15,6 +15,8 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import class_row
 
+from agents_memory.store import team
+
 PREVIEW_CHARS: Final = 800
 """How much of a turn a timeline row carries (the session page shows it whole)."""
 SESSION_TURNS: Final = 5000
@@ -40,6 +42,8 @@ class ConsoleTurn:
     source: str
     length: int
     """The whole message's length (``message`` may be a preview)."""
+    by: str | None = None
+    """A teammate's name when the turn is theirs (in a project they share)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +69,24 @@ class Cursor:
     id: int
 
 
-def _columns(chars: int | None) -> sql.Composable:
+def visible(conn: psycopg.Connection[Any], user_id: int) -> sql.Composable:
+    """Whose turns the console shows ``user_id``, on alias ``m``: their own, and each
+    teammate's in a project that teammate shares. For a member, row-level security says the
+    same (and leaves out what they hid); without a team it is their own rows alone."""
+    own = sql.SQL("m.user_id = {}").format(sql.Literal(user_id))
+    shared = team.shared_view(conn, user_id)
+    if not shared:
+        return own
+    teammates = [
+        sql.SQL("(m.user_id = {} AND m.p_tag_id = ANY({}::bigint[]))").format(
+            sql.Literal(owner), sql.Literal(list(tags))
+        )
+        for owner, tags in shared
+    ]
+    return sql.SQL("({})").format(sql.SQL(" OR ").join([own, *teammates]))
+
+
+def _columns(chars: int | None, user_id: int | None = None) -> sql.Composable:
     message = (
         sql.SQL("m.message") if chars is None else sql.SQL("left(m.message, {})").format(chars)
     )
@@ -74,15 +95,25 @@ def _columns(chars: int | None) -> sql.Composable:
         " m.subagent_model, m.role, {message} AS message,"
         " (SELECT t.name FROM project_tags t WHERE t.id = canonical_project_tag_id(m.p_tag_id))"
         " AS project, m.device_name, m.session_id, m.is_active, m.is_pinned, m.source,"
-        " length(m.message) AS length"
-    ).format(message=message)
+        " length(m.message) AS length, {by} AS by"
+    ).format(message=message, by=_by(user_id))
+
+
+def _by(user_id: int | None) -> sql.Composable:
+    """A teammate's name for a row that is not ``user_id``'s (``NULL`` for one's own)."""
+    if user_id is None:
+        return sql.SQL("NULL::text")
+    return sql.SQL(
+        "CASE WHEN m.user_id <> {} THEN (SELECT n.user_name FROM am_person_names() n"
+        " WHERE n.user_id = m.user_id) END"
+    ).format(sql.Literal(user_id))
 
 
 def _conditions(
     conn: psycopg.Connection[Any], user_id: int, filters: TimelineFilters
 ) -> tuple[list[sql.Composable], list[Any]]:
-    where: list[sql.Composable] = [sql.SQL("m.user_id = %s"), sql.SQL("m.is_active")]
-    params: list[Any] = [user_id]
+    where: list[sql.Composable] = [visible(conn, user_id), sql.SQL("m.is_active")]
+    params: list[Any] = []
     if filters.project:
         where.append(sql.SQL("m.p_tag_id = ANY(%s)"))
         params.append(project_tag_ids(conn, filters.project))
@@ -136,7 +167,7 @@ def timeline_page(
     query = sql.SQL(
         "SELECT {columns} FROM memory m WHERE {where}"
         " ORDER BY m.message_at DESC, m.id DESC LIMIT %s"
-    ).format(columns=_columns(PREVIEW_CHARS), where=sql.SQL(" AND ").join(where))
+    ).format(columns=_columns(PREVIEW_CHARS, user_id), where=sql.SQL(" AND ").join(where))
     with conn.cursor(row_factory=class_row(ConsoleTurn)) as cur:
         cur.execute(query, [*params, limit])
         return cur.fetchall()
@@ -157,7 +188,7 @@ def turns_after(
     query = sql.SQL(
         "SELECT {columns} FROM memory m WHERE {where}"
         " ORDER BY m.message_at DESC, m.id DESC LIMIT %s"
-    ).format(columns=_columns(PREVIEW_CHARS), where=sql.SQL(" AND ").join(where))
+    ).format(columns=_columns(PREVIEW_CHARS, user_id), where=sql.SQL(" AND ").join(where))
     with conn.cursor(row_factory=class_row(ConsoleTurn)) as cur:
         cur.execute(query, [*params, limit])
         return cur.fetchall()
@@ -172,33 +203,32 @@ def turn_session(
     conn: psycopg.Connection[Any], user_id: int, memory_id: int
 ) -> tuple[str, str | None] | None:
     """Row ``memory_id``'s platform and session id (``None``: no such row)."""
-    row = conn.execute(
-        "SELECT agent_platform, session_id FROM memory WHERE id = %s AND user_id = %s",
-        (memory_id, user_id),
-    ).fetchone()
+    query = sql.SQL("SELECT agent_platform, session_id FROM memory m WHERE id = %s AND {}")
+    row = conn.execute(query.format(visible(conn, user_id)), (memory_id,)).fetchone()
     return (str(row[0]), row[1]) if row else None
 
 
 def session_turns(
     conn: psycopg.Connection[Any], user_id: int, platform: str, session_id: str
 ) -> list[ConsoleTurn]:
-    """The session's turns in the order they were said (archived ones included, marked)."""
+    """The session's turns in the order they were said (archived ones included, marked); a
+    teammate's session in a project they share too."""
     query = sql.SQL(
-        "SELECT {columns} FROM memory m WHERE m.user_id = %s AND m.agent_platform = %s"
+        "SELECT {columns} FROM memory m WHERE {whose} AND m.agent_platform = %s"
         " AND m.session_id = %s ORDER BY m.message_at, m.id LIMIT %s"
-    ).format(columns=_columns(None))
+    ).format(columns=_columns(None, user_id), whose=visible(conn, user_id))
     with conn.cursor(row_factory=class_row(ConsoleTurn)) as cur:
-        cur.execute(query, (user_id, platform, session_id, SESSION_TURNS))
+        cur.execute(query, (platform, session_id, SESSION_TURNS))
         return cur.fetchall()
 
 
 def single_turn(conn: psycopg.Connection[Any], user_id: int, memory_id: int) -> list[ConsoleTurn]:
     """Row ``memory_id`` alone (a turn saved outside any session)."""
-    query = sql.SQL("SELECT {columns} FROM memory m WHERE m.user_id = %s AND m.id = %s").format(
-        columns=_columns(None)
+    query = sql.SQL("SELECT {columns} FROM memory m WHERE {whose} AND m.id = %s").format(
+        columns=_columns(None, user_id), whose=visible(conn, user_id)
     )
     with conn.cursor(row_factory=class_row(ConsoleTurn)) as cur:
-        cur.execute(query, (user_id, memory_id))
+        cur.execute(query, (memory_id,))
         return cur.fetchall()
 
 

@@ -28,6 +28,9 @@ from bench import common
 from bench.hook_latency import PY, _capture_daemon, _time, seed_history
 
 SEARCH = [str(Path(PY).with_name("mcp-agents-memory")), "search", "turn about caching"]
+MATCHING = [*SEARCH[:2], "redaction threshold"]
+"""A search whose words the synthetic turns hold (``SEARCH``'s match none of them, so it takes
+the search's slowest way: no full-text hit, no vector stored, the word-ILIKE fallback)."""
 HELP = [*SEARCH[:2], "--help"]
 FULL = [PY, "-c", "from agents_memory.cli.memory import main; main()", *SEARCH[1:]]
 """The same search through the full click command (no fast path): the command as before, its
@@ -74,6 +77,9 @@ def main() -> None:
             time.sleep(args.settle)
             rows.append(_row("first search after the daemon's start", _time(SEARCH, env, "", 1)[0]))
             rows.append(_row("warm searches", _time(SEARCH, env, "", args.runs)[0]))
+            rows.append(
+                _row("warm searches, words the turns hold", _time(MATCHING, env, "", args.runs)[0])
+            )
             rows.append(_row("the daemon's answer alone (warm client)", _alone(env, args.runs)))
             rows.append(_row("the full command's search (before)", _time(FULL, env, "", 10)[0]))
             rows.append(_row("`search --help` (the full command)", _time(HELP, env, "", 10)[0]))

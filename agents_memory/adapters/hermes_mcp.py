@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from agents_memory.adapters.base import MCP_SERVER_NAME, InstallContext
@@ -47,22 +48,36 @@ def yaml_paths(config_text: str | None) -> set[tuple[str, ...]]:
     each list item a last step (``("plugins", "enabled", "x")``, also for a flow list
     ``[x, y]``). Enough to see our entries; not a YAML reader."""
     found: set[tuple[str, ...]] = set()
+    for section, item in _yaml_walk(config_text):
+        found.add(section if item is None else (*section, item))
+    return found
+
+
+def yaml_list(config_text: str | None, path: tuple[str, ...]) -> list[str]:
+    """The items of the list at ``path``, in order (Hermes's ``config unset`` takes an item
+    by its index: ``plugins.enabled.0``)."""
+    return [item for section, item in _yaml_walk(config_text) if section == path and item]
+
+
+def _yaml_walk(config_text: str | None) -> Iterator[tuple[tuple[str, ...], str | None]]:
+    """Each key's path (``None`` item) and each list item under its key's path, in order."""
     section: list[str] = []
     for line in (config_text or "").splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         if stripped.startswith("- "):
-            found.add((*section, stripped[2:].strip("'\" ")))
+            yield tuple(section), stripped[2:].strip("'\" ")
             continue
         depth = (len(line) - len(line.lstrip(" "))) // 2
         key, _, value = stripped.partition(":")
         section = [*section[:depth], key.strip().strip("'\"")]
-        found.add(tuple(section))
+        yield tuple(section), None
         if value.strip().startswith("["):
             items = value.strip().strip("[]").split(",")
-            found.update((*section, v.strip().strip("'\"")) for v in items if v.strip())
-    return found
+            for v in items:
+                if v.strip():
+                    yield tuple(section), v.strip().strip("'\"")
 
 
 def register(ctx: InstallContext) -> list[str]:

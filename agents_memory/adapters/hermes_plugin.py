@@ -12,12 +12,13 @@ stored in Hermes's session database (so capture never reads it back as the user'
 Install (its post-install step, :func:`register`): writes the directory (both files ours,
 recorded and shown like any edit) and runs ``hermes plugins enable mcp-agents-memory
 --no-allow-tool-override`` (the flag answers Hermes's question about replacing built-in tools:
-no). Uninstall (:func:`unregister`): ``hermes plugins disable mcp-agents-memory`` and ``hermes
-config unset plugins.entries.mcp-agents-memory`` while the plugin is still there (Hermes
-resolves the name from it), then deletes the directory we created. Hermes has no command that
-takes a name out of its lists without a trace: ``disable`` leaves our name in
-``plugins.disabled`` (harmless without the directory; a later ``enable`` takes it out).
-Without ``hermes`` on PATH the commands are notes.
+no). Uninstall (:func:`unregister`) takes our name out of Hermes's lists with Hermes's own
+``hermes config unset plugins.enabled.<i>`` (an item by its index: ``plugins disable`` would
+move the name to ``plugins.disabled`` and leave it there, as no command takes it out; likewise
+from ``plugins.disabled`` when the user had disabled it) and ``hermes config unset
+plugins.entries.mcp-agents-memory``, then deletes the directory we created. Hermes keeps a
+list it empties (``enabled: []``), with no name of ours in it. Without ``hermes`` on PATH the
+commands are notes.
 
 The plugin runs ``memory-capture hook prompt --platform hermes`` (the same command and fast
 path as the other clients' hooks: it fails open within ``PROMPT_HOOK_TIMEOUT_MS``), killed
@@ -38,12 +39,13 @@ from agents_memory.adapters.base import (
     InstallContext,
     WholeFile,
 )
-from agents_memory.adapters.hermes_mcp import run_hermes, yaml_paths
+from agents_memory.adapters.hermes_mcp import run_hermes, yaml_list, yaml_paths
 
 NAME = MCP_SERVER_NAME
 MARK = "# mcp-agents-memory: per-prompt recall"
-DISABLE = f"hermes plugins disable {NAME}"
-UNSET = f"hermes config unset plugins.entries.{NAME}"
+LISTS = (("plugins", "enabled"), ("plugins", "disabled"))
+"""Hermes's plugin lists our name may be in."""
+ENTRY = f"plugins.entries.{NAME}"
 
 
 def plugin_dir(home: Path) -> Path:
@@ -157,24 +159,43 @@ def register(ctx: InstallContext) -> list[str]:
 
 
 def unregister(ctx: InstallContext) -> list[str]:
-    """Disable the plugin through Hermes, then delete its directory (uninstall's step)."""
+    """Take our name out of Hermes's plugin lists through Hermes, then delete the plugin's
+    directory (uninstall's step)."""
     if not plugin_dir(ctx.home).exists():
         return []
+    listed = _listed(ctx.read_text(_config(ctx.home)))
+    shown = "; ".join(f"`hermes config unset {key}`" for key in [*listed, ENTRY])
     if ctx.dry_run:
-        return [f"would run `{DISABLE}` and `{UNSET}`, then delete {plugin_dir(ctx.home)}"]
+        return [f"would run {shown}, then delete {plugin_dir(ctx.home)}"]
     notes: list[str] = []
-    if is_enabled(ctx.read_text(_config(ctx.home))):
+    if listed:
         hermes = ctx.which("hermes")
         if hermes is None:
-            notes.append(f"hermes is not on PATH: take the plugin out with `{DISABLE}`")
+            notes.append(f"hermes is not on PATH: take the plugin out with {shown}")
         else:
-            outcome = run_hermes([hermes, "plugins", "disable", NAME])
-            run_hermes([hermes, "config", "unset", f"plugins.entries.{NAME}"])
-            if is_enabled(ctx.read_text(_config(ctx.home))):
-                notes.append(f"Hermes did not disable the plugin ({outcome}); run `{DISABLE}`")
-            else:
-                notes.append(f"disabled per-prompt recall with `{DISABLE}`")
+            notes += _unlist(ctx, hermes, shown)
     if is_ours(ctx.home):
         shutil.rmtree(plugin_dir(ctx.home), ignore_errors=True)
         notes.append(f"removed {plugin_dir(ctx.home)}")
     return notes
+
+
+def _listed(config_text: str | None) -> list[str]:
+    """``hermes config unset`` keys of our name in Hermes's plugin lists, each list's last
+    first (an unset shifts the items after it)."""
+    keys: list[str] = []
+    for path in LISTS:
+        items = yaml_list(config_text, path)
+        at = [n for n, item in enumerate(items) if item == NAME]
+        keys += [".".join((*path, str(n))) for n in reversed(at)]
+    return keys
+
+
+def _unlist(ctx: InstallContext, hermes: str, shown: str) -> list[str]:
+    outcome = ""
+    for key in _listed(ctx.read_text(_config(ctx.home))):
+        outcome = run_hermes([hermes, "config", "unset", key])
+    run_hermes([hermes, "config", "unset", ENTRY])
+    if _listed(ctx.read_text(_config(ctx.home))):
+        return [f"Hermes did not take the plugin out of its lists ({outcome}); run {shown}"]
+    return ["turned per-prompt recall off in Hermes's config (`hermes config unset`)"]

@@ -1,13 +1,15 @@
 """Hermes's per-prompt recall: install writes our plugin and enables it through
-`hermes plugins enable`, uninstall disables it through `hermes plugins disable` (and takes its
-`plugins.entries` out with `hermes config unset`) before deleting the directory; the plugin's
-hook hands Hermes what our command prints and nothing on a failure.
+`hermes plugins enable`, uninstall takes our name out of Hermes's plugin lists, item by index,
+and its `plugins.entries` with `hermes config unset` before deleting the directory (no name of
+ours is left in `config.yaml`); the plugin's hook hands Hermes what our command prints and
+nothing on a failure.
 
 The `hermes` here stands in for Hermes 0.19.0's CLI (tests/install/test_hermes_mcp.py does
 the same for `hermes mcp`): it logs its argv and edits ~/.hermes/config.yaml as Hermes does
 (`enable` adds to `plugins.enabled` and writes `plugins.entries.<name>`, `disable` moves the
-name to `plugins.disabled`, `unset` deletes a key), refusing a plugin whose directory has no
-manifest, as Hermes does. The real program runs it in tests/e2e/test_prompt_recall.py.
+name to `plugins.disabled`, `unset` deletes a key or a list's item by its index), refusing a
+plugin whose directory has no manifest, as Hermes does. The real program runs it in
+tests/e2e/test_prompt_recall.py.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from agents_memory.adapters import hermes_plugin
 from agents_memory.adapters.base import Commands
@@ -48,9 +52,12 @@ elif args[:2] == ["config", "unset"]:
     node = config
     for key in parents:
         node = node.get(key, {{}})
-    node.pop(leaf, None)
-    if not node and len(parents) > 1:  # Hermes drops the mapping the key leaves empty
-        config[parents[0]].pop(parents[1], None)
+    if isinstance(node, list):  # an item by its index; Hermes keeps the list it empties
+        node.pop(int(leaf))
+    else:
+        node.pop(leaf, None)
+        if not node and len(parents) > 1:  # Hermes drops the mapping the key leaves empty
+            config[parents[0]].pop(parents[1], None)
 elif args[:1] == ["mcp"]:
     sys.exit(0)
 yaml.safe_dump(config, open(config_path, "w"), sort_keys=False)
@@ -99,14 +106,32 @@ def test_install_enables_the_plugin_and_uninstall_disables_and_deletes_it(
     installer.run("uninstall", ("hermes",))
     said = log.read_text("utf-8").splitlines()
     assert said[-2:] == [
-        "plugins disable mcp-agents-memory",
+        "config unset plugins.enabled.0",
         "config unset plugins.entries.mcp-agents-memory",
     ]
     after = config.read_text("utf-8")
     assert not hermes_plugin.is_enabled(after)
+    assert "mcp-agents-memory" not in after, "no entry of ours is left in Hermes's lists"
     assert "entries" not in after and "provider: custom" in after
     assert not directory.exists()
     assert not any("plugin" in e for e in installed_entries(home)["hermes"])
+
+
+def test_uninstall_takes_only_our_name_out_of_lists_holding_other_plugins(
+    home: Path, tmp_path: Path, make_installer
+) -> None:
+    hermes, log = fake_hermes(tmp_path, home)
+    installer = make_installer(which=lambda name: str(hermes) if name == "hermes" else None)
+    installer.run("install", ("hermes",))
+    config = home / ".hermes" / "config.yaml"
+    settings = yaml.safe_load(config.read_text("utf-8"))
+    settings["plugins"]["enabled"] = ["alpha", "mcp-agents-memory", "zeta"]
+    settings["plugins"]["disabled"] = ["beta", "mcp-agents-memory"]  # the user disabled ours
+    config.write_text(yaml.safe_dump(settings, sort_keys=False), encoding="utf-8")
+    installer.run("uninstall", ("hermes",))
+    after = yaml.safe_load(config.read_text("utf-8"))
+    assert after["plugins"] == {"enabled": ["alpha", "zeta"], "disabled": ["beta"]}
+    assert "config unset plugins.enabled.1" in log.read_text("utf-8")
 
 
 def test_without_hermes_on_path_the_plugin_is_written_and_the_command_is_a_note(

@@ -12,14 +12,12 @@ their defaults when missing. Epochs are milliseconds.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
-from urllib.parse import quote
 
 from agents_memory.errors import DatabaseError
+from agents_memory.store.seeds.sqlite_source import SQLiteSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,46 +142,11 @@ COUNTED_TABLES: Final = ("pending_messages",)
 """claude-mem tables with no counterpart here: counted for the report, not read."""
 
 
-class ClaudeMemSource:
+class ClaudeMemSource(SQLiteSource):
     """An open, read-only connection to a claude-mem SQLite file and its readers."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self._conn = conn
-        self.path = path
-
-    @classmethod
-    def open(cls, path: Path) -> ClaudeMemSource:
-        """Open ``path`` read-only; a file without ``sdk_sessions`` is refused in one line."""
-        if not path.is_file():
-            raise DatabaseError(f"no claude-mem database at {path}")
-        uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-        try:
-            conn = sqlite3.connect(uri, uri=True)
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.Error as exc:
-            raise DatabaseError(f"{path} is not a readable SQLite database: {exc}") from None
-        source = cls(conn, path)
-        if not source.has_table("sdk_sessions"):
-            conn.close()
-            raise DatabaseError(
-                f"{path} is not a claude-mem database (it has no sdk_sessions table)"
-            )
-        return source
-
-    def close(self) -> None:
-        self._conn.close()
-
-    def __enter__(self) -> ClaudeMemSource:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
-
-    def has_table(self, table: str) -> bool:
-        row = self._conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-        ).fetchone()
-        return row is not None
+    LABEL = "claude-mem"
+    REQUIRED = "sdk_sessions"
 
     def count(self, table: str) -> int:
         if not self.has_table(table):

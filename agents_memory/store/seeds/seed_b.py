@@ -9,13 +9,11 @@ that is not there is an error rather than a new empty database. Its tables are d
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import quote
 
 from agents_memory.errors import DatabaseError
+from agents_memory.store.seeds.sqlite_source import SQLiteSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,47 +76,11 @@ COUNTED_TABLES = ("um_summaries", "um_entities", "um_edges", "um_links")
 """unified-memory-mcp tables with no counterpart here: counted for the report, not read."""
 
 
-class SeedBSource:
+class SeedBSource(SQLiteSource):
     """An open, read-only connection to a unified-memory-mcp SQLite file and its readers."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self._conn = conn
-        self.path = path
-
-    @classmethod
-    def open(cls, path: Path) -> SeedBSource:
-        """Open ``path`` read-only; a file without ``um_messages`` is refused with one line."""
-        if not path.is_file():
-            raise DatabaseError(f"no seed B database at {path}")
-        uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-        try:
-            conn = sqlite3.connect(uri, uri=True)
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.Error as exc:
-            raise DatabaseError(f"{path} is not a readable SQLite database: {exc}") from None
-        source = cls(conn, path)
-        if not source.has_table("um_messages"):
-            conn.close()
-            raise DatabaseError(f"{path} is not a seed B database (it has no um_messages table)")
-        return source
-
-    def close(self) -> None:
-        self._conn.close()
-
-    def __enter__(self) -> SeedBSource:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
-
-    def columns(self, table: str) -> set[str]:
-        return {str(r[1]) for r in self._conn.execute(f"PRAGMA table_info({table})")}
-
-    def has_table(self, table: str) -> bool:
-        row = self._conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-        ).fetchone()
-        return row is not None
+    LABEL = "seed B"
+    REQUIRED = "um_messages"
 
     def identity(self) -> str:
         """A short, stable name for this file's content (its oldest message and fact), the

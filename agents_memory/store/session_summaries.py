@@ -204,38 +204,58 @@ class NewSessionSummary:
     """``extractive``, ``draft`` (extractive while the session goes on) or ``llm``."""
 
 
+_INSERT: Final = (
+    "INSERT INTO session_summaries (user_id, agent_platform, session_id, git_root, p_tag_id,"
+    "  started_at, last_at, turns, last_turn_id, title, summary, terms, model)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (user_id, agent_platform, session_id)"
+)
+
+
+def _values(user_id: int, state: SessionState, written: NewSessionSummary) -> tuple[Any, ...]:
+    return (
+        user_id,
+        state.agent_platform,
+        state.session_id,
+        state.git_root,
+        state.p_tag_id,
+        state.started_at,
+        state.last_at,
+        state.turns,
+        state.last_turn_id,
+        written.title,
+        written.summary,
+        written.terms,
+        written.model,
+    )
+
+
 def save_session_summary(
     conn: psycopg.Connection[Any], user_id: int, state: SessionState, written: NewSessionSummary
 ) -> int:
     row = conn.execute(
-        "INSERT INTO session_summaries (user_id, agent_platform, session_id, git_root, p_tag_id,"
-        "  started_at, last_at, turns, last_turn_id, title, summary, terms, model)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT (user_id, agent_platform, session_id) DO UPDATE SET"
+        _INSERT + " DO UPDATE SET"
         "  git_root = EXCLUDED.git_root, p_tag_id = EXCLUDED.p_tag_id,"
         "  started_at = EXCLUDED.started_at, last_at = EXCLUDED.last_at,"
         "  turns = EXCLUDED.turns, last_turn_id = EXCLUDED.last_turn_id,"
         "  title = EXCLUDED.title, summary = EXCLUDED.summary, terms = EXCLUDED.terms,"
         "  model = EXCLUDED.model, stale = false"
         " RETURNING id",
-        (
-            user_id,
-            state.agent_platform,
-            state.session_id,
-            state.git_root,
-            state.p_tag_id,
-            state.started_at,
-            state.last_at,
-            state.turns,
-            state.last_turn_id,
-            written.title,
-            written.summary,
-            written.terms,
-            written.model,
-        ),
+        _values(user_id, state, written),
     ).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def add_session_summary(
+    conn: psycopg.Connection[Any], user_id: int, state: SessionState, written: NewSessionSummary
+) -> int | None:
+    """Store ``written`` unless the session has a summary already (an import's way: this
+    pool's own stays); its id, or ``None`` when one was there."""
+    row = conn.execute(
+        _INSERT + " DO NOTHING RETURNING id", _values(user_id, state, written)
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def drop_session_summary(

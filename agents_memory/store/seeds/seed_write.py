@@ -18,7 +18,11 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agents_memory.store.memories import twin_text
-from agents_memory.store.session_summaries import NewSessionSummary, SessionState
+from agents_memory.store.session_summaries import (
+    NewSessionSummary,
+    SessionState,
+    add_session_summary,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,28 +341,7 @@ def import_session_summary(
     the same text, ``conflict`` when this pool's own differs (it stays). The summary covers
     the session's turns as they are (``state``), so the Cold Path leaves it alone until the
     session changes."""
-    row = conn.execute(
-        "INSERT INTO session_summaries (user_id, agent_platform, session_id, git_root, p_tag_id,"
-        "  started_at, last_at, turns, last_turn_id, title, summary, terms, model)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT (user_id, agent_platform, session_id) DO NOTHING RETURNING id",
-        (
-            user_id,
-            state.agent_platform,
-            state.session_id,
-            state.git_root,
-            state.p_tag_id,
-            state.started_at,
-            state.last_at,
-            state.turns,
-            state.last_turn_id,
-            written.title,
-            written.summary,
-            written.terms,
-            written.model,
-        ),
-    ).fetchone()
-    if row is not None:
+    if add_session_summary(conn, user_id, state, written) is not None:
         return "new"
     here = conn.execute(
         "SELECT summary FROM session_summaries WHERE user_id = %s AND agent_platform = %s"

@@ -20,7 +20,7 @@ from typing import Any
 
 import psycopg
 
-from agents_memory.embeddings import LOCAL_DIM, LOCAL_MODEL, QUERY_THREADS
+from agents_memory.embeddings import LOCAL_DIM, LOCAL_MODEL
 from agents_memory.embeddings.local import LocalEmbedder
 from agents_memory.recall.search import prepare_search
 from agents_memory.recall.search_request import SearchRequest
@@ -96,8 +96,9 @@ def embedded_latency(
     url: str, user_name: str, texts: list[str], tuning: SearchTuning
 ) -> dict[str, float]:
     """What ``search_memory`` spends on a question: its query embedded by the product's local
-    embedder (``QUERY_THREADS``), then the search (limit 10); percentiles in ms."""
-    model = LocalEmbedder(EmbeddingSpec(LOCAL_MODEL, LOCAL_DIM), threads=QUERY_THREADS)
+    embedder (threads per call by load, as the server's), then the search (limit 10);
+    percentiles in ms."""
+    model = LocalEmbedder(EmbeddingSpec(LOCAL_MODEL, LOCAL_DIM), adaptive=True)
     model.embed_query("warm up")
     seconds = []
     with psycopg.connect(url) as conn:

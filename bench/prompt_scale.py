@@ -1,6 +1,6 @@
 """``bench.prompt_recall --scale N``: the pool grown to ``N`` rows and ``recall_for_prompt``
-timed with each prompt embedded by the product's local model (``QUERY_THREADS``), beside the
-plain search (``search_memory``'s work: the query embedded, one search, limit 10), prompt by
+timed with each prompt embedded by the product's local model (threads per call by load), beside
+the plain search (``search_memory``'s work: the query embedded, one search, limit 10), prompt by
 prompt, in the same run on the same pool."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 
-from agents_memory.embeddings import LOCAL_DIM, LOCAL_MODEL, QUERY_THREADS
+from agents_memory.embeddings import LOCAL_DIM, LOCAL_MODEL
 from agents_memory.embeddings.local import LocalEmbedder
 from agents_memory.recall.prompt_recall import recall_for_prompt
 from agents_memory.recall.search import QueryVector
@@ -69,7 +69,7 @@ def scale_latency(
     """Grow the pool, time both, interleaved; the section's text."""
     total = grow(db.url("coding"), rows)
     settings = db.settings("coding")
-    model = LocalEmbedder(EmbeddingSpec(LOCAL_MODEL, LOCAL_DIM), threads=QUERY_THREADS)
+    model = LocalEmbedder(EmbeddingSpec(LOCAL_MODEL, LOCAL_DIM), adaptive=True)
     model.embed_query("warm up")
     recall_s: list[float] = []
     search_s: list[float] = []

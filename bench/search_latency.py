@@ -37,7 +37,7 @@ from pgvector import HalfVector
 from pgvector.psycopg import register_vector
 
 from agents_memory.config import load_settings
-from agents_memory.embeddings import QUERY_THREADS, create_embedder
+from agents_memory.embeddings import create_embedder
 from agents_memory.store import migrate
 from agents_memory.store.search import SearchFilters, SearchTuning
 from agents_memory.store.search.lexemes import (
@@ -293,7 +293,9 @@ def main() -> None:
         help="random unit vectors instead of the cached LoCoMo embeddings (a stand-in when they"
         " are not computed yet; HNSW on random data is a pessimistic case)",
     )
-    parser.add_argument("--query-threads", type=int, default=QUERY_THREADS)
+    parser.add_argument(
+        "--query-threads", type=int, help="fixed (default: the product's, per call by load)"
+    )
     parser.add_argument("--clients", type=int, default=4, help="concurrent clients (0 = none)")
     parser.add_argument(
         "--client-queries", type=int, default=250, help="searches per concurrent client"
@@ -320,7 +322,9 @@ def main() -> None:
     questions = [(q, q_vecs[i]) for i, q in enumerate(x for c in convs for x in c.questions)]
     random.Random(0).shuffle(questions)
     settings = load_settings(env_file=args.cache / "absent.env", embedding_backend="local")
-    embedder = create_embedder(settings, threads=args.query_threads)
+    embedder = create_embedder(
+        settings, threads=args.query_threads, queries=args.query_threads is None
+    )
     assert embedder is not None
     embedder.embed_query("warm up the model")
     lat_rows, load_rows, explains, quality, extra = [], [], [], [], []

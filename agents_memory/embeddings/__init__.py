@@ -29,7 +29,6 @@ __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
     "LOCAL_DIM",
     "LOCAL_MODEL",
-    "QUERY_THREADS",
     "Embedder",
     "create_embedder",
     "embedding_spec",
@@ -37,12 +36,6 @@ __all__ = [
     "to_halfvec",
 ]
 
-QUERY_THREADS = 1
-"""Threads of the model that embeds search queries (the MCP server's, the CLI's): a query is a
-few dozen tokens, which one thread embeds in ~17 ms on a free core; two threads save ~3 ms
-there but, on a machine whose cores are busy, wait for each other at every layer: query
-embedding p95 1.25 s with two threads against 0.13 s with one at load 6-7 on 2 cores, and
-0.40 s against 0.03 s at load 1.5 (``bench.query_embed``)."""
 LOCAL_MODEL = "multilingual-e5-small-q4"
 LOCAL_DIM = 384
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -90,13 +83,20 @@ def embedding_spec(settings: Settings) -> EmbeddingSpec | None:
 
 
 def create_embedder(
-    settings: Settings, *, threads: int | None = None, background: bool = False
+    settings: Settings,
+    *,
+    threads: int | None = None,
+    background: bool = False,
+    queries: bool = False,
 ) -> Embedder | None:
     """The embedder the settings select, not yet loaded; ``None`` when embeddings are off.
 
     ``threads`` bounds the local model's CPU threads (default: 2, or 1 on a one-core machine).
     ``background`` (the Cold Path) runs the local model at a lower CPU priority, so that a
-    backlog does not slow the capture daemon and the hooks down.
+    backlog does not slow the capture daemon and the hooks down. ``queries`` (the MCP server's,
+    the daemon's and the command line's model for search queries) uses all its threads only
+    while the machine has a core free for each, one otherwise
+    (:func:`agents_memory.embeddings.local.threads_now`).
     Raises :class:`ConfigError` for an incomplete ``openai`` configuration or a local model name
     this build does not ship.
     """
@@ -109,7 +109,9 @@ def create_embedder(
     if settings.embedding_backend == "local":
         from agents_memory.embeddings.local import BACKGROUND_NICE, LocalEmbedder
 
-        return LocalEmbedder(spec, threads=threads, nice=BACKGROUND_NICE if background else 0)
+        return LocalEmbedder(
+            spec, threads=threads, nice=BACKGROUND_NICE if background else 0, adaptive=queries
+        )
     from agents_memory.embeddings.remote import OpenAICompatibleEmbedder
 
     return OpenAICompatibleEmbedder(

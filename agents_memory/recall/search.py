@@ -188,9 +188,9 @@ def backend_query_vector(
     if text is None or settings.embedding_backend == "none":
         return held_query_vector(settings, None, text)
     try:
-        from agents_memory.embeddings import QUERY_THREADS, create_embedder
+        from agents_memory.embeddings import create_embedder
 
-        embedder = create_embedder(settings, threads=QUERY_THREADS)
+        embedder = create_embedder(settings, queries=True)
         if embedder is None:
             return held_query_vector(settings, None, text)
         with embedder:

@@ -146,7 +146,7 @@ class SearchService:
                 try:
                     from agents_memory.embeddings import create_embedder
 
-                    self._embedder = create_embedder(self.settings)
+                    self._embedder = create_embedder(self.settings, queries=True)
                 except Exception as exc:  # any backend failure degrades to full-text, by design
                     return QueryVector(None, failed_note(exc))
             return held_query_vector(self.settings, self._embedder, text, more)

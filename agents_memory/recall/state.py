@@ -45,9 +45,9 @@ class ServerState:
         with self._lock:
             if self._embedder is None and self._embedder_failed is None:
                 try:
-                    from agents_memory.embeddings import QUERY_THREADS, create_embedder
+                    from agents_memory.embeddings import create_embedder
 
-                    self._embedder = create_embedder(self.settings, threads=QUERY_THREADS)
+                    self._embedder = create_embedder(self.settings, queries=True)
                 except AgentsMemoryError as exc:
                     self._embedder_failed = str(exc)
                     log.warning("embeddings unavailable, full-text only: %s", exc)

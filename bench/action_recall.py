@@ -40,6 +40,7 @@ from agents_memory.capture.discovery import Catalog
 from agents_memory.embeddings import to_halfvec
 from agents_memory.recall.search import prepare_search
 from agents_memory.recall.search_request import SearchRequest
+from agents_memory.store.actions import bytes_per_session
 from agents_memory.store.knowledge import set_embedding
 from agents_memory.store.passages import PREVIOUS_SQL, passage_text
 from agents_memory.store.search import SearchResult, SearchTuning, find_user_id, search_memories
@@ -210,6 +211,9 @@ def main() -> None:
                 "SELECT (SELECT count(*) FROM memory), (SELECT count(*) FROM actions),"
                 " (SELECT count(*) FROM actions WHERE memory_id IS NULL)"
             ).fetchone()
+            uid = find_user_id(conn, "bench")
+            assert uid is not None
+            stored = sum(s.bytes for s in bytes_per_session(conn, uid))
             b_ranked = dict(zip(texts, bm25_ranking(conn, texts), strict=True))
             no_shown: dict[str, list[set[int]]] = {t: [] for t in texts}
             table += rows_for("plain BM25 (turn + its actions)", sessions, gold, no_shown, b_ranked)
@@ -231,7 +235,9 @@ def main() -> None:
         f" Code, {sum(s.platform == 'codex-cli' for s in sessions)} Codex CLI), {size:,} bytes of"
         f" transcripts; backfill stored {counts[0]:,} turns and {counts[1]:,} actions"
         f" ({counts[2]:,} of tool-only responses) in {took:.1f} s; {len(gold)} questions"
-        f" ({'with' if args.vectors else 'without'} vectors).",
+        f" ({'with' if args.vectors else 'without'} vectors). The actions' rows take"
+        f" {stored:,} bytes (`pg_column_size`), {100 * stored / max(1, size):.1f} % of the"
+        " transcripts' bytes (issue 28's bound: 5 %).",
         "",
         common.table(
             ["ranking", "half", "kind", "n", "shown@5", "shown@10", "turn@5", "turn@10"], table

@@ -173,7 +173,7 @@ class _Reader:
             if found is not None:
                 self.add(step, at, "user", *found)
         elif kind == "PLANNER_RESPONSE":
-            if _is_index(index) and step.get("tool_calls"):
+            if _is_index(index):  # a response without calls ends the last one's
                 stamp = parse_timestamp(step.get("created_at"))
                 self.actions.planner_response(index, stamp, step.get("tool_calls"))
             text = content.strip() if isinstance(content, str) else ""

@@ -84,7 +84,8 @@ def test_the_hand_written_session_yields_write_read_edit_and_the_failing_command
     assert (write.added, edit.added, edit.removed) == (12, 1, 1)
     assert read.excerpt is None and "import sys" not in repr(result.actions)
     assert failed.command == f"DEPLOY_TOKEN={TOKEN} python3 migrate_orders.py --env staging"
-    assert (failed.exit_code, failed.excerpt) == (3, "error: relation orders_archive does not exist")
+    assert failed.exit_code == 3
+    assert failed.excerpt == "error: relation orders_archive does not exist"
     # started in the background (RUNNING), re-written DONE after the next answer: one action
     assert (tests.command, tests.excerpt) == ("python3 -m pytest tests/test_sync.py -q",
                                               ".....\n5 passed in 0.42s")  # fmt: skip

@@ -19,6 +19,8 @@ from agents_memory.capture.discovery import Catalog
 from agents_memory.config import Settings
 from agents_memory.recall.state import open_state
 from agents_memory.server.app import create_server
+from agents_memory.store import actions as action_store
+from agents_memory.store.memories import ensure_user
 from tests.adapters.test_antigravity_actions import HAND_WRITTEN, SCRIPT, TOKEN
 from tests.server.mcpcall import call
 
@@ -87,6 +89,8 @@ def test_agy_actions_are_stored_once_masked_completed_and_found(
     assert (failed[3], failed[5], failed[6]) == ("shell", 3, FAILING)
     assert failed[7] == "error: relation orders_archive does not exist"
     assert TOKEN not in repr(stored)
+    for size in action_store.bytes_per_session(conn, ensure_user(conn, settings.user_name)):
+        print(f"antigravity: {size.actions} actions, {size.bytes} B of {len(data):,} B")
 
     by_command = _found(settings, {"query": "migrate_orders.py staging"})
     assert FAILING in [a.get("command") for a in by_command]

@@ -3,7 +3,8 @@ transcript (``fixtures/transcripts/antigravity/hand_written_agy_actions.jsonl``)
 parts, cut while the sync tests still run in the background, then read again: each action
 stored once, the background command completed by its ``DONE`` re-write, the token in the
 failing command line masked, and ``search_memory`` (the SDK's real client) finds the failing
-call by its command's words and the edit by its file."""
+call by its command's words and the edit by its file; ``transcript_full.jsonl`` appearing beside
+``transcript.jsonl`` (the adapter then reads only the full one) stores no action twice."""
 
 from __future__ import annotations
 
@@ -96,3 +97,26 @@ def test_agy_actions_are_stored_once_masked_completed_and_found(
     assert FAILING in [a.get("command") for a in by_command]
     by_file = _found(settings, {"query": "orders archive table", "file": "migrate_orders.py"})
     assert [SCRIPT] in [a.get("targets") for a in by_file]
+
+
+def test_the_full_transcript_appearing_beside_the_short_one_stores_no_action_twice(
+    settings: Settings, tmp_path: Path, conn: psycopg.Connection[Any]
+) -> None:
+    logs = tmp_path / ".gemini" / "antigravity-cli" / "brain" / CONVERSATION / ".system_generated"
+    (logs / "logs").mkdir(parents=True)
+    steps = [json.loads(line) for line in HAND_WRITTEN.read_bytes().splitlines()]
+    cut = [{**s, "content": s["content"][:40]} if "content" in s else s for s in steps]
+    (logs / "logs" / "transcript.jsonl").write_text(
+        "".join(json.dumps(s) + "\n" for s in cut), encoding="utf-8"
+    )
+    catalog = Catalog(all_adapters(), tmp_path)
+
+    backfill(settings, catalog)
+    short = _stored(conn)
+    (logs / "logs" / "transcript_full.jsonl").write_bytes(HAND_WRITTEN.read_bytes())
+    backfill(settings, catalog)
+    full = _stored(conn)
+
+    assert [r[:3] for r in full] == [r[:3] for r in short] and len(full) == 6
+    failed = next(r for r in full if r[4] == "error")
+    assert failed[7] == "error: relation orders_archive does not exist"  # the full text's

@@ -54,11 +54,21 @@ _KINDS: Final[dict[str, ActionKind]] = {
         "edit",
     ),
     **dict.fromkeys(("str_replace", "str_replace_editor", "edit_file", "search_replace"), "edit"),
+    **dict.fromkeys(("replace_file_content", "multi_replace_file_content"), "edit"),
     # write: a file created or overwritten whole
-    **dict.fromkeys(("write", "write_file", "create_file", "create"), "write"),
+    **dict.fromkeys(("write", "write_file", "create_file", "create", "write_to_file"), "write"),
     # read: a file (or image) looked at
     **dict.fromkeys(
-        ("read", "read_file", "read_many_files", "view", "view_image", "notebookread", "cat"),
+        (
+            "read",
+            "read_file",
+            "read_many_files",
+            "view",
+            "view_image",
+            "notebookread",
+            "cat",
+            "view_file",
+        ),
         "read",
     ),
     # shell: a command line run
@@ -75,6 +85,9 @@ _KINDS: Final[dict[str, ActionKind]] = {
             "killshell",
             "write_stdin",
             "run_terminal_cmd",
+            "run_command",
+            "send_command_input",
+            "command_status",
         ),
         "shell",
     ),
@@ -94,12 +107,23 @@ _KINDS: Final[dict[str, ActionKind]] = {
             "grep_search",
             "file_search",
             "codebase_search",
+            "find_by_name",
         ),
         "search",
     ),
     # web: a page fetched or the web searched
     **dict.fromkeys(
-        ("webfetch", "websearch", "web_fetch", "web_search", "google_web_search", "fetch"), "web"
+        (
+            "webfetch",
+            "websearch",
+            "web_fetch",
+            "web_search",
+            "google_web_search",
+            "fetch",
+            "search_web",
+            "read_url_content",
+        ),
+        "web",
     ),
     # agent: work handed to a subagent
     **dict.fromkeys(("task", "agent", "spawn_agent", "subagent", "delegate_task"), "agent"),

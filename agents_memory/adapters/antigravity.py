@@ -13,9 +13,13 @@ Turns: ``USER_INPUT`` text inside ``<USER_REQUEST>…</USER_REQUEST>`` (inputs w
 settings change alone, are not a person typing); ``PLANNER_RESPONSE`` ``content`` (not
 ``thinking``, not ``tool_calls``). The model exists only as "Model Selection" settings-change text
 inside ``USER_INPUT`` (``<USER_SETTINGS_CHANGE>``): the current model is tracked in ``state`` and
-stamped on the turns that follow (including the input that changed it). Tool-result steps,
-``CHECKPOINT``, ``SYSTEM_MESSAGE``, ``CONVERSATION_HISTORY`` and ``BROWSER_*`` are known and
-skipped; other step types are counted as unknown. cwd is not recorded in the transcript.
+stamped on the turns that follow (including the input that changed it). ``CHECKPOINT``,
+``SYSTEM_MESSAGE``, ``CONVERSATION_HISTORY`` and ``BROWSER_*`` are known and skipped; other step
+types are counted as unknown. cwd is not recorded in the transcript.
+
+Actions: the planner responses' ``tool_calls`` and the tool-result steps, paired only where
+their kinds agree (:mod:`agents_memory.adapters.antigravity_actions`); its open calls and
+running steps are carried in ``state["actions"]``.
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from agents_memory.adapters._jsonl import complete_end, iter_records, parse_timestamp
 from agents_memory.adapters._text import tag_blocks
+from agents_memory.adapters.antigravity_actions import RESULT_TYPES, StepActions
 from agents_memory.adapters.base import (
     MCP_SERVER_NAME,
     Adapter,
@@ -53,13 +58,6 @@ _KNOWN_SKIPPED = frozenset(
         "CONVERSATION_HISTORY",
         "CHECKPOINT",
         "SYSTEM_MESSAGE",
-        "LIST_DIRECTORY",
-        "VIEW_FILE",
-        "RUN_COMMAND",
-        "CODE_ACTION",
-        "SEARCH_WEB",
-        "GREP_SEARCH",
-        "GENERIC",
     }
 )
 _KNOWN_PREFIXES = ("BROWSER_",)
@@ -133,16 +131,23 @@ class AntigravityAdapter(Adapter):
         home: Path | None = None,
     ) -> ParseResult:
         """Turns in ``data``; ``final`` is not needed (nothing is held back)."""
-        model = state.get("model") if offset > 0 else None  # a read from 0 starts afresh
-        reader = _Reader(_conversation_id(path), model if isinstance(model, str) else None)
+        fresh = offset == 0  # a read from 0 starts afresh
+        model = None if fresh else state.get("model")
+        conversation = _conversation_id(path)
+        reader = _Reader(
+            conversation,
+            model if isinstance(model, str) else None,
+            StepActions.from_state(conversation, None if fresh else state.get("actions")),
+        )
         for record in iter_records(data, reader.issues, offset=offset, complete_tail=final):
             reader.read(record.data, record.line.offset)
         return ParseResult(
             turns=list(reader.turns.values()),
             resume_offset=offset + len(data) if final else complete_end(data, offset=offset),
-            state={"model": reader.model},
+            state={"model": reader.model, "actions": reader.actions.to_state()},
             unknown_kinds=reader.unknown,
             issues=reader.issues,
+            actions=reader.actions.actions(),
         )
 
 
@@ -152,6 +157,7 @@ class _Reader:
 
     conversation: str
     model: str | None
+    actions: StepActions
     turns: dict[str, Turn] = field(default_factory=dict)
     unknown: Counter[str] = field(default_factory=Counter)
     issues: list[ParseIssue] = field(default_factory=list)
@@ -159,15 +165,25 @@ class _Reader:
     def read(self, step: Mapping[str, Any], at: int) -> None:
         kind = step.get("type")
         content = step.get("content")
+        index = step.get("step_index")
         if kind == "USER_INPUT":
             self.model = _selected_model(content) or self.model
+            self.actions.user_input()
             found = _user_text(content)
             if found is not None:
                 self.add(step, at, "user", *found)
         elif kind == "PLANNER_RESPONSE":
+            if _is_index(index):  # a response without calls ends the last one's
+                stamp = parse_timestamp(step.get("created_at"))
+                self.actions.planner_response(index, stamp, step.get("tool_calls"))
             text = content.strip() if isinstance(content, str) else ""
             if text:
                 self.add(step, at, "assistant", text, None)
+        elif isinstance(kind, str) and kind in RESULT_TYPES:
+            if _is_index(index):
+                self.actions.result_step(index, kind, step)
+            else:
+                self.issues.append(ParseIssue(at, f"{kind} step without an integer step_index"))
         elif not isinstance(kind, str) or not (
             kind in _KNOWN_SKIPPED or kind.startswith(_KNOWN_PREFIXES)
         ):
@@ -176,7 +192,7 @@ class _Reader:
     def add(self, step: Mapping[str, Any], at: int, role: Role, text: str, raw: str | None) -> None:
         """Upsert the turn of ``step`` (a re-written step keeps its place, with its latest text)."""
         index = step.get("step_index")
-        if not isinstance(index, int) or isinstance(index, bool):
+        if not _is_index(index):
             self.issues.append(ParseIssue(at, f"{role} step without an integer step_index"))
             return
         key = f"{PLATFORM}:{self.conversation}:{index}"
@@ -190,6 +206,10 @@ class _Reader:
             model=self.model,
             raw_text=raw,
         )
+
+
+def _is_index(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _user_text(content: object) -> tuple[str, str | None] | None:

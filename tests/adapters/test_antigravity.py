@@ -87,7 +87,7 @@ def test_real_fixture_yields_the_request_and_the_planner_answer(tmp_path: Path) 
     assert result.turns[1].raw_text is None
     assert (result.issues, dict(result.unknown_kinds)) == ([], {})
     assert result.resume_offset == FIXTURE.stat().st_size
-    assert result.state == {"model": "Gemini 3.5 Flash (Medium)"}
+    assert result.state["model"] == "Gemini 3.5 Flash (Medium)"
 
 
 def test_settings_change_alone_is_no_turn_but_switches_the_model(tmp_path: Path) -> None:
@@ -172,7 +172,7 @@ def test_empty_buffer_yields_nothing_and_keeps_the_model(tmp_path: Path) -> None
     result = parse(transcript(tmp_path), b"", offset=90, state={"model": "Gemini 3.5 Flash"})
 
     assert (result.turns, result.resume_offset, result.issues) == ([], 90, [])
-    assert result.state == {"model": "Gemini 3.5 Flash"}
+    assert result.state["model"] == "Gemini 3.5 Flash"
 
 
 # -- roots and owns ------------------------------------------------------------------------------

@@ -240,3 +240,16 @@ def test_a_word_written_like_code_weighs_more(
     assert shipped.memory_ids == (mid,)
     flat = replace(SearchTuning(), identifier_weight=1.0)
     assert _ask(conn, settings, prompt, tuning=flat, record=False).memory_ids == ()
+
+
+def test_the_prompts_project_counts_as_a_word_each_of_its_hits_holds(
+    conn: psycopg.Connection[Any], settings: Settings, tmp_path: Path
+) -> None:
+    mine, other = _repo(tmp_path, "mine"), _repo(tmp_path, "other")
+    (mid,) = add(conn, [_in(mem("releases are tagged by the ship script"), mine)])
+    prompt = "how do I cut a release?"  # two words; the turn holds one
+    bar = replace(SearchTuning(), speak_above=0.07)
+    here = _ask(conn, settings, prompt, cwd=mine, tuning=bar, record=False)
+    there = _ask(conn, settings, prompt, cwd=other, tuning=bar, record=False)
+    assert here.memory_ids == (mid,) and here.scope == "project"
+    assert there.memory_ids == () and there.best < bar.speak_above < here.best

@@ -261,6 +261,11 @@ class MatchWhy:
     vector_rank: int | None = None
     similarity: float | None = None
     """1 - cosine distance to the query vector (also for full-text-only hits with a vector)."""
+    similarity_z: float | None = None
+    """How many standard deviations of the vector arm's candidates' cosines ``similarity``
+    stands above their mean (``None`` without a vector or with too few candidates to judge,
+    :data:`~agents_memory.store.search.arms.MIN_SPREAD_ROWS`): a cosine read against this
+    query's own spread."""
     fused_score: float | None = None
     """The two arms' normalised scores, weighted (see ``SearchTuning.lexical_weight``)."""
     context_boost: float | None = None

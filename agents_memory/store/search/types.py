@@ -143,11 +143,15 @@ class SearchTuning:
     project_weight: float = 0.6
     """Added for turns of a project the query names (a directory of the turn's working
     directory, or its project tag, is a word of the query)."""
-    confidence_weights: tuple[float, float, float, float] = (-5.47, 4.74, 4.66, 0.82)
+    confidence_weights: tuple[float, float, float, float] = (-6.29, 5.54, 7.09, 0.82)
     """(bias, weight of the query coverage, weight of the cosine, cosine centre) of a hit's
     confidence (:mod:`agents_memory.store.search.confidence`): a logistic regression of "this
-    hit is the gold turn" fitted on the coding set's tuning half (bench/RESULTS.md). With
-    near-duplicates in the pool a right answer often reads 0.1-0.3."""
+    hit is the gold turn" fitted on the coding set's tuning half (``bench/coding_recall.py
+    --dump``, its ``real-tuning`` hits; refitted 2026-12-05 on today's ranking: it was
+    (-5.47, 4.74, 4.66)). With near-duplicates in the pool a right answer often reads 0.1-0.3.
+    The hit's cosine against its query's candidates' spread (``MatchWhy.similarity_z``) and
+    the words its session holds were tried as more inputs and left out: no gain on the tuning
+    halves (bench/RESULTS.md, per-prompt recall)."""
     weak_below: float = 0.02
     """A search whose best hit's confidence is below this says its matches are weak. On the
     coding set's tuning half: every nonsense and off-topic query is below 0.006, every real

@@ -44,7 +44,7 @@ from agents_memory.store.search.lexemes import (
     merge_pending_words,
     refresh_search_lexemes,
 )
-from agents_memory.store.search.words import content_words
+from agents_memory.store.search.terms import parse_query
 from bench import coding_arms, coding_latency, common, embed_cache
 from bench.codeset import CodeSet, generate, write
 from bench.codeset.bm25 import BM25
@@ -82,8 +82,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
 def ingest(
     db: common.BenchDB, cs: CodeSet, pv: dict[str, Any], cache: Path, backend: str = "local"
 ) -> dict[int, str]:
-    """Write the transcripts, run ``memory-capture backfill``, set the vectors; returns memory
-    id → turn key."""
+    """Write the transcripts, run ``memory-capture backfill``, set the vectors (of every row
+    imported, as the Cold Path embeds every turn: the set's and any other transcripts already
+    under the HOME, such as the action set of ``bench.prompt_recall``); returns memory id →
+    turn key."""
     keys = write(db.home, cs)
     url = db.create_database("coding")
     capture = str(Path(sys.executable).with_name("memory-capture"))
@@ -99,9 +101,8 @@ def ingest(
         redo: dict[int, str] = {}
         for mid, session, at, message, previous in rows:
             key = keys.get((session, at.astimezone(UTC).isoformat()))
-            if key is None:
-                continue
-            out[int(mid)] = key
+            if key is not None:
+                out[int(mid)] = key
             passage = passage_text(message, previous)
             if passage in pv:
                 set_embedding(conn, mid, to_halfvec(np.asarray(pv[passage])), common.MODEL)
@@ -171,6 +172,7 @@ def dump(
     real: list[SearchResult],
     non: list[SearchResult],
     off: list[SearchResult],
+    tuning: SearchTuning,
 ) -> None:
     """Each hit's confidence inputs (coverage of the query, cosine) and whether it is gold."""
     lines = []
@@ -183,12 +185,13 @@ def dump(
         *((t, "offtopic", set(), r) for t, r in zip(cs.offtopic, off, strict=True)),
     ]
     for text, group, gold, res in groups:
-        words = content_words(text)
+        query = parse_query(text, tuning.date_slack_days)
+        heavy, weight = query.identifiers, tuning.identifier_weight
         for rank, h in enumerate(res.hits, 1):
             lines.append(json.dumps({
                 "group": group, "rank": rank, "gold": key_of.get(h.id) in gold,
-                "cover": confidence.coverage(words, h), "sim": h.why.similarity,
-                "conf": h.confidence,
+                "cover": confidence.coverage(query.words, h, heavy=heavy, weight=weight),
+                "sim": h.why.similarity, "z": h.why.similarity_z, "conf": h.confidence,
             }))  # fmt: skip
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -312,7 +315,7 @@ def main() -> None:
             non, _t = run_queries(db, cs.nonsense, qv, tuning)
             off, _t = run_queries(db, cs.offtopic, qv, tuning)
             if args.dump:
-                dump(args.dump.with_suffix(f".{name}.jsonl"), cs, key_of, res, non, off)
+                dump(args.dump.with_suffix(f".{name}.jsonl"), cs, key_of, res, non, off, tuning)
             if args.misses:
                 print_misses(cs, texts, ranked)
             p = common.summary_ms(times)

@@ -40,9 +40,10 @@ from agents_memory.recall.prompt_acks import is_acknowledgement, search_words
 from agents_memory.recall.prompt_recall import CANDIDATES, PromptRecall, recall_for_prompt
 from agents_memory.recall.search import QueryVector
 from agents_memory.store.search import SearchFilters, SearchHit, SearchTuning, search_memories
-from agents_memory.store.search.confidence import coverage
+from agents_memory.store.search.confidence import coverage, word_finder
 from agents_memory.store.search.scope import find_user_id
 from agents_memory.store.search.terms import parse_query
+from agents_memory.store.search.words import stem
 from bench import common, embed_cache, prompt_actions
 from bench.actionset import write as write_actions
 from bench.codeset import CodeSet, generate
@@ -91,20 +92,49 @@ def candidates(
     return Candidates(*found)
 
 
-def dump(path: Path, ps: list[Prompt], cands: list[Candidates], key_of: dict[int, str]) -> None:
-    """Each tuning-half candidate's confidence inputs and whether it is a turn the prompt
-    needs (the gate's calibration data)."""
+def session_text(conn: psycopg.Connection[Any], session_id: str | None) -> str:
+    """A session's turns and actions as one lower-cased text (exploration of session credit)."""
+    if session_id is None:
+        return ""
+    row = conn.execute(
+        "SELECT coalesce(string_agg(message, ' '), '') FROM memory WHERE session_id = %s",
+        (session_id,),
+    ).fetchone()
+    acts = conn.execute(
+        "SELECT coalesce(string_agg(concat_ws(' ', tool, array_to_string(targets, ' '), command,"
+        " excerpt, CASE WHEN outcome <> 'ok' THEN 'error failed failure' END), ' '), '')"
+        " FROM actions WHERE session_id = %s",
+        (session_id,),
+    ).fetchone()
+    return f"{row[0] if row else ''} {acts[0] if acts else ''}".lower()
+
+
+def dump(
+    path: Path, ps: list[Prompt], cands: list[Candidates], key_of: dict[int, str],
+    conn: psycopg.Connection[Any],
+) -> None:  # fmt: skip
+    """Each candidate's confidence inputs and whether it is a turn the prompt needs (the
+    gate's calibration data)."""
     lines = []
+    texts: dict[str | None, str] = {}
     for p, c in zip(ps, cands, strict=True):
         query = parse_query(search_words(p.text), 3.0)
+        finder = word_finder(query.words) if query.words else None
         for scope, hits in (("project", c.project), ("everywhere", c.everywhere)):
             for rank, h in enumerate(hits, 1):
+                if h.session_id not in texts:
+                    texts[h.session_id] = session_text(conn, h.session_id)
+                held = (
+                    {stem(m[0]) for m in finder.finditer(texts[h.session_id])} if finder else set()
+                )
+                scover = len(held & query.words) / len(query.words) if query.words else 0.0
                 lines.append(json.dumps({
                     "pid": p.pid, "text": p.text, "key": key_of.get(h.id), "kind": p.kind,
                     "related": p.related, "scope": scope,
                     "rank": rank, "gold": key_of.get(h.id) in p.gold,
                     "cover": coverage(query.words, h, heavy=query.identifiers, weight=3.0),
-                    "sim": h.why.similarity,
+                    "sim": h.why.similarity, "z": h.why.similarity_z, "scover": scover,
+                    "half": p.half, "acts": len(h.actions),
                     "all_rare": bool(h.why.all_rare), "fts": h.why.fts_rank is not None,
                     "fused": h.why.fused_score, "score": h.why.score, "conf": h.confidence,
                 }))  # fmt: skip
@@ -241,8 +271,8 @@ def main() -> None:
                 candidates(conn, uid, ps[i].text, qv[ps[i].text], roots[ps[i].project], base)
                 for i in tuning_idx
             ]
-        if args.dump:
-            dump(args.dump, [ps[i] for i in tuning_idx], cands, key_of)
+            if args.dump:
+                dump(args.dump, [ps[i] for i in tuning_idx], cands, key_of, conn)
         bar, sweep = fit_bar([ps[i] for i in tuning_idx], cands, key_of)
         tuned = replace(base, speak_above=bar)
         print(f"bar fitted on the tuning half: {bar}", flush=True)

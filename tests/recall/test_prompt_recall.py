@@ -25,8 +25,8 @@ from agents_memory.store.search.words import content_words
 from tests.search.helpers import add, mem
 
 BAR = replace(SearchTuning(), speak_above=0.2)
-"""Full text only, a hit holding every word of the prompt has a confidence of 0.325, one
-holding half of them 0.04: a bar between the two."""
+"""Full text only, a hit holding every word of the prompt has a confidence of 0.32, one
+holding half of them 0.03: a bar between the two."""
 
 
 def _no_vector(text: str) -> QueryVector:
@@ -240,3 +240,16 @@ def test_a_word_written_like_code_weighs_more(
     assert shipped.memory_ids == (mid,)
     flat = replace(SearchTuning(), identifier_weight=1.0)
     assert _ask(conn, settings, prompt, tuning=flat, record=False).memory_ids == ()
+
+
+def test_the_prompts_project_counts_as_a_word_each_of_its_hits_holds(
+    conn: psycopg.Connection[Any], settings: Settings, tmp_path: Path
+) -> None:
+    mine, other = _repo(tmp_path, "mine"), _repo(tmp_path, "other")
+    (mid,) = add(conn, [_in(mem("releases are tagged by the ship script"), mine)])
+    prompt = "how do I cut a release?"  # two words; the turn holds one: confidence 0.03
+    bar = replace(SearchTuning(), speak_above=0.05)  # with the project as a third word: 0.07
+    here = _ask(conn, settings, prompt, cwd=mine, tuning=bar, record=False)
+    there = _ask(conn, settings, prompt, cwd=other, tuning=bar, record=False)
+    assert here.memory_ids == (mid,) and here.scope == "project"
+    assert there.memory_ids == () and there.best < bar.speak_above < here.best

@@ -105,3 +105,27 @@ def test_the_turn_of_the_named_day_outranks_the_same_turn_on_the_days_around_it(
     assert best.why.score == pytest.approx(whole * best.why.recency_factor)  # not capped
     slack = tuning.date_weight * tuning.slack_date_share
     assert pytest.approx(slack) in [h.why.date_boost for h in result.hits[1:]]
+
+
+def test_a_hit_says_how_far_its_cosine_stands_out_of_the_vector_candidates(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """``similarity_z``: the hit's cosine in standard deviations of the vector arm's
+    candidates' cosines above their mean; none with too few candidates to judge."""
+    rows = [mem(f"unrelated note number {i}") for i in range(24)]
+    target, *_ = add(
+        conn,
+        [mem("the standout turn"), *rows],
+        [near(0, 0.95, 5), *(near(0, 0.60 + 0.002 * i, 10 + i) for i in range(24))],
+    )
+    hits = run(conn, "standout", unit((0, 1.0))).hits
+    best = next(h for h in hits if h.id == target)
+    assert best.why.similarity_z is not None and best.why.similarity_z > 3
+    assert all(h.why.similarity_z < 1.5 for h in hits if h.id != target and h.why.similarity_z)
+    few = run(
+        conn,
+        "standout",
+        unit((0, 1.0)),
+        tuning=replace(SearchTuning(), min_candidates=10, candidate_factor=1),
+    )
+    assert all(h.why.similarity_z is None for h in few.hits)

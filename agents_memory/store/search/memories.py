@@ -178,7 +178,7 @@ def _ranked(
         context=not filters.by_action,
     )
     fused = rerank(conn, fused, filters.limit, tuning)
-    assessed = assess(query, fused, tuning)
+    assessed = assess(query, fused, tuning, scoped=filters.git_root is not None)
     hits = assessed.hits
     if assessed.weak:
         hits = hits[: tuning.weak_shown]
@@ -210,6 +210,7 @@ def _weak(
     """Both arms weak: the rows holding the query's words (ILIKE) instead, or the hybrid's
     weak matches when no row holds any of them."""
     fallback = ilike(conn, user_id, query.terms, filters, tag, tuning)
+    scoped = filters.git_root is not None
     far = (
         "no full-text match"
         if hybrid.top_similarity is None
@@ -218,10 +219,10 @@ def _weak(
     )
     if not fallback and hybrid.hits:
         used = hybrid.used
-        hits = assess(query, hybrid.hits, tuning).hits[: tuning.weak_shown]
+        hits = assess(query, hybrid.hits, tuning, scoped=scoped).hits[: tuning.weak_shown]
         why = _no_match(f"{far}, and no stored text holds these words", hits, tuning)
     else:
-        used, hits = "ilike", assess(query, fallback, tuning).hits
+        used, hits = "ilike", assess(query, fallback, tuning, scoped=scoped).hits
         why = f"weak match: {far}; matched by words instead"
     return SearchResult(
         used=used,

@@ -7,6 +7,7 @@ from typing import Any
 
 from psycopg import sql
 
+from agents_memory.store.search.arms import MIN_SPREAD_ROWS
 from agents_memory.store.search.types import Arm, MatchWhy, SearchHit
 
 HIT_READ_CHARS = 64_000
@@ -63,6 +64,7 @@ def hybrid_hit(row: Row) -> SearchHit:
         fts_score=_opt_float(row["fts_score"]),
         vector_rank=_opt_int(row["vector_rank"]),
         similarity=_opt_float(row["similarity"]),
+        similarity_z=_z(row),
         fused_score=float(row["fused"]),
         context_boost=float(row["context"]),
         date_boost=float(row["dated"]) if row["dated"] else None,
@@ -73,6 +75,15 @@ def hybrid_hit(row: Row) -> SearchHit:
         score=float(row["score"]),
     )
     return hit(row, why)
+
+
+def _z(row: Row) -> float | None:
+    """The row's cosine in standard deviations above the vector candidates' mean (the
+    statement's ``vec_mean`` / ``vec_sd``), when there are enough candidates to judge."""
+    sim, mean, sd = row["similarity"], row["vec_mean"], row["vec_sd"]
+    if sim is None or mean is None or not sd or int(row["vec_hits"]) < MIN_SPREAD_ROWS:
+        return None
+    return round((float(sim) - float(mean)) / float(sd), 3)
 
 
 def _opt_int(value: Any) -> int | None:

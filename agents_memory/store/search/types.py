@@ -143,27 +143,32 @@ class SearchTuning:
     project_weight: float = 0.6
     """Added for turns of a project the query names (a directory of the turn's working
     directory, or its project tag, is a word of the query)."""
-    confidence_weights: tuple[float, float, float, float] = (-5.47, 4.74, 4.66, 0.82)
+    confidence_weights: tuple[float, float, float, float] = (-6.29, 5.54, 7.09, 0.82)
     """(bias, weight of the query coverage, weight of the cosine, cosine centre) of a hit's
     confidence (:mod:`agents_memory.store.search.confidence`): a logistic regression of "this
-    hit is the gold turn" fitted on the coding set's tuning half (bench/RESULTS.md). With
-    near-duplicates in the pool a right answer often reads 0.1-0.3."""
+    hit is the gold turn" fitted on the coding set's tuning half (``bench/coding_recall.py
+    --dump``, its ``real-tuning`` hits; refitted 2026-12-05 on today's ranking: it was
+    (-5.47, 4.74, 4.66)). With near-duplicates in the pool a right answer often reads 0.1-0.3.
+    The hit's cosine against its query's candidates' spread (``MatchWhy.similarity_z``) and
+    the words its session holds were tried as more inputs and left out: no gain on the tuning
+    halves (bench/RESULTS.md, per-prompt recall)."""
     weak_below: float = 0.02
     """A search whose best hit's confidence is below this says its matches are weak. On the
-    coding set's tuning half: every nonsense and off-topic query is below 0.006, every real
-    question's best hit at 0.045 or more."""
+    coding set's tuning half: every nonsense and off-topic query is at 0.006 or below, every
+    real question's best hit at 0.030 or more (with the weights refitted 2026-12-05)."""
     identifier_weight: float = 3.0
     """In a hit's coverage of the query (:mod:`.confidence`), a word written like code
     (``loadTaxRates``, ``E4821``, ``orders_ref_key``) counts this many times: it names one
     thing. Per-prompt recall, tuning half (``bench/prompt_recall.py``), at the same silence:
     the related prompts given their memory 0.63 with 1, 0.78 with 3."""
-    speak_above: float = 0.07
+    speak_above: float = 0.08
     """Memory offered unasked (a per-prompt recall, :mod:`agents_memory.recall.prompt_recall`)
     needs a hit of at least this confidence: the same calibrated confidence as ``weak_below``,
     a stricter bar, since a wrong memory added to a prompt costs more than a weak search the
     agent asked for. The lowest bar keeping 97 % of the unrelated prompts of
-    ``bench/prompt_recall.py``'s tuning half silent (0.05 keeps 96 %, 0.1 all; the related
-    prompts given their memory: 0.81 / 0.78 / 0.66 at 0.05 / 0.07 / 0.1; bench/RESULTS.md)."""
+    ``bench/prompt_recall.py``'s tuning half silent (0.07 keeps 94 %, 0.08 all; the related
+    prompts given their memory: 0.78 / 0.77 / 0.77 / 0.69 at 0.05 / 0.07 / 0.08 / 0.09;
+    bench/RESULTS.md)."""
     weak_shown: int = 3
     """How many hits a search with no good match still shows, each with its (low) confidence:
     a few nearest, never a full page of unrelated rows under a note."""
@@ -261,6 +266,11 @@ class MatchWhy:
     vector_rank: int | None = None
     similarity: float | None = None
     """1 - cosine distance to the query vector (also for full-text-only hits with a vector)."""
+    similarity_z: float | None = None
+    """How many standard deviations of the vector arm's candidates' cosines ``similarity``
+    stands above their mean (``None`` without a vector or with too few candidates to judge,
+    :data:`~agents_memory.store.search.arms.MIN_SPREAD_ROWS`): a cosine read against this
+    query's own spread."""
     fused_score: float | None = None
     """The two arms' normalised scores, weighted (see ``SearchTuning.lexical_weight``)."""
     context_boost: float | None = None

@@ -193,6 +193,7 @@ def test_a_dotenv_changed_since_the_daemon_started_runs_the_full_command(
     full: list[str],
 ) -> None:
     env = _env(tmp_path, seeded)
+    assert "click" not in _fast(env, "staging")[1]  # the daemon's settings, read and kept
     dotenv = tmp_path / ".config" / "mcp-agents-memory" / ".env"
     dotenv.parent.mkdir(parents=True, exist_ok=True)
     dotenv.write_text("SEARCH_RECENCY_HALFLIFE_DAYS=3\n", encoding="utf-8")

@@ -242,6 +242,59 @@ def load_settings(env_file: Path | None = None, **overrides: Any) -> Settings:
         ) from None
 
 
+RACY_NS = 2_000_000_000
+"""A ``.env`` file changed this recently (its modification or change time, in nanoseconds) is
+read again at every :meth:`SettingsCache.load`: two writes within one tick of the file
+system's clock can leave the same size and times."""
+
+
+class SettingsCache:
+    """:func:`load_settings` (no arguments) read again only when what it reads has changed:
+    the environment (a keyed digest of every variable: no value is kept), the ``.env`` file
+    (its path, inode, size, mode and times), the host and login names (the defaults of
+    ``DEVICE_NAME`` and ``USER_NAME``). What it returns equals a fresh read; a file changed
+    within :data:`RACY_NS` or that cannot be examined is read every time. For a long-running
+    process that compares its settings with the files' at every request (the capture
+    daemon's search, :mod:`agents_memory.cli.search_remote`)."""
+
+    def __init__(self, racy_ns: int = RACY_NS) -> None:
+        self._racy_ns = racy_ns
+        self._key = os.urandom(16)
+        self._kept: tuple[tuple[object, ...], Settings] | None = None
+
+    def load(self) -> Settings:
+        path = default_env_file()
+        signature = self._signature(path)  # before the read: a change meanwhile is read next
+        kept = self._kept
+        if signature is not None and kept is not None and kept[0] == signature:
+            return kept[1]
+        settings = load_settings(path)
+        if signature is not None:
+            self._kept = (signature, settings)
+        return settings
+
+    def _signature(self, path: Path) -> tuple[object, ...] | None:
+        """What the read depends on, or ``None`` when it cannot be trusted to tell a change."""
+        import hashlib
+        import time
+
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            file: tuple[int, ...] | None = None
+        except OSError:
+            return None
+        else:
+            if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < self._racy_ns:
+                return None
+            file = (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        environment = hashlib.blake2b(key=self._key, digest_size=32)
+        for name, value in sorted(os.environ.items()):
+            item = f"{len(name)}:{name}={len(value)}:{value}"
+            environment.update(item.encode("utf-8", "surrogateescape"))
+        return (str(path), file, environment.digest(), socket.gethostname(), login_name())
+
+
 def configured_secrets(env_file: Path | None = None) -> list[str]:
     """Secrets as configured, read without validating anything: for masking the message of a
     configuration that did not load. Values from the environment and the ``.env`` file."""

@@ -125,11 +125,28 @@ def run(argv: list[str]) -> None:
     if answered is None:
         return
     out, err, code = answered
-    sys.stderr.write(err)  # the command writes its notes before its results
-    sys.stderr.flush()
-    sys.stdout.write(out)
-    sys.stdout.flush()
+    try:
+        sys.stderr.write(err)  # the command writes its notes before its results
+        sys.stderr.flush()
+        sys.stdout.write(out)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `search … | head -1`: the reader has gone
+        sys.exit(_broken_pipe())
     sys.exit(code)
+
+
+def _broken_pipe() -> int:
+    """End as the full command ends when its reader has gone (click's and rich's way): nothing
+    more printed, no traceback, exit code 1. The standard streams are pointed at /dev/null so
+    that the interpreter's last flush of what is still buffered fails silently too."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            continue
+    os.close(devnull)
+    return 1
 
 
 def _ask(argv: list[str]) -> tuple[str, str, int] | None:

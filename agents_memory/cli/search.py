@@ -7,7 +7,7 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,6 +29,9 @@ from agents_memory.config import Settings
 from agents_memory.errors import SearchArgumentError, UnknownProjectError
 from agents_memory.recall.search_request import SearchRequest
 from agents_memory.store.search.types import MAX_LIMIT
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 log = logging.getLogger(__name__)
 
@@ -204,9 +207,6 @@ def _print_table(result: dict[str, Any], terminal: Terminal, *, why: bool = Fals
     """The hits (the result's JSON form, whichever process searched) in a table of the one
     width rule (:mod:`agents_memory.cli.tables`): id, when, project, who, the message
     wrapped; ranking internals only with ``why``."""
-    from rich.table import Table
-    from rich.text import Text
-
     console = table_console(terminal)
     hits: list[dict[str, Any]] = result["results"]
     if not hits:
@@ -220,6 +220,24 @@ def _print_table(result: dict[str, Any], terminal: Terminal, *, why: bool = Fals
     console.print(summary, highlight=False, markup=False)
     if result.get("note"):
         console.print(f"note: {result['note']}", highlight=False, markup=False)
+    table = hits_table(hits, result["used"], why=why)
+    # The table's lines are never wider than the console (rich sizes its columns to it), so
+    # cropping them again is a no-op that costs a pass over every segment; only a console
+    # too narrow for its columns (under 2 characters each) overflows and is cropped.
+    console.print(table, crop=console.width < 2 * len(table.columns))
+    for found in result.get("sessions") or ():  # the sessions the query names
+        title = clip(" ".join(str(found["title"]).split()), TABLE_CHARS)[0]
+        when = datetime.fromisoformat(found["last_at"]).astimezone().strftime("%Y-%m-%d")
+        line = f"session {short_platform(found['agent_platform'])} {found['session_id']}"
+        console.print(f"{line} ({when}): {title}", highlight=False, markup=False)
+
+
+def hits_table(hits: list[dict[str, Any]], used: str, *, why: bool = False) -> Table:
+    """The hits' rows (their JSON form): id, when, project, who, the message wrapped, and
+    with ``why`` the ranking internals."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(show_edge=False, expand=True, pad_edge=False)
     table.add_column("id", justify="right", no_wrap=True)
     table.add_column("when", no_wrap=True)
@@ -237,15 +255,10 @@ def _print_table(result: dict[str, Any], terminal: Terminal, *, why: bool = Fals
         )
         cells = [str(hit["id"]), when, hit.get("p_tag_name") or "-", who + marks]
         if why:
-            cells.append(_why(result["used"], hit.get("why") or {}, hit.get("confidence")))
+            cells.append(_why(used, hit.get("why") or {}, hit.get("confidence")))
         cells.append(message + "".join(f"\n  {a['line']}" for a in hit.get("actions") or ()))
         table.add_row(*(Text(cell) for cell in cells))
-    console.print(table)
-    for found in result.get("sessions") or ():  # the sessions the query names
-        title = clip(" ".join(str(found["title"]).split()), TABLE_CHARS)[0]
-        when = datetime.fromisoformat(found["last_at"]).astimezone().strftime("%Y-%m-%d")
-        line = f"session {short_platform(found['agent_platform'])} {found['session_id']}"
-        console.print(f"{line} ({when}): {title}", highlight=False, markup=False)
+    return table
 
 
 def _why(used: str, why: dict[str, Any], confidence: float | None = None) -> str:

@@ -30,7 +30,7 @@ from agents_memory.cli.fast_search import (
 from agents_memory.cli.search import Find, respond
 from agents_memory.cli.search import search as search_command
 from agents_memory.cli.tables import Terminal
-from agents_memory.config import Settings, load_settings
+from agents_memory.config import Settings, SettingsCache
 from agents_memory.hooks.fast import RESPONSE_LIMIT
 from agents_memory.paths import login_name
 from agents_memory.recall.search_request import SearchRequest
@@ -77,6 +77,10 @@ class SearchCommands:
     """What the brief socket calls for a ``{"cli": …}`` request
     (:class:`~agents_memory.recall.socket_server.BriefServer`)."""
 
+    def __init__(self) -> None:
+        self._settings = SettingsCache()  # the settings as a fresh read finds them, read again
+        # only when the environment or the .env file changed
+
     def __call__(self, request: Any, searches: SearchService) -> str | None:
         """``{"out", "err", "code"}`` as JSON, or ``None``: the client runs the full
         command."""
@@ -119,7 +123,7 @@ class SearchCommands:
         names = {name.upper() for name in Settings.model_fields} | set(PATH_ENV)
         if any(theirs.get(name) != ours.get(name) for name in names):
             return False
-        return load_settings() == settings  # the .env file may have changed since the start
+        return self._settings.load() == settings  # the .env file may have changed since the start
 
 
 def _by_upper(digests: Mapping[Any, Any]) -> dict[str, str] | None:

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -90,14 +91,14 @@ def search_user(
     request: PreparedSearch,
     query_vector: VectorSource,
     settings: Settings,
-    more_vectors: Sequence[np.ndarray[Any, Any] | None] = (),
+    more_vectors: Sequence[VectorSource] = (),
 ) -> SearchResult:
     """``user_id``'s search, the vector arm with ``query_vector`` when there is one (a
     callable, :meth:`PendingVector.vector`, is asked once the statements that need no vector
     are sent: the query is embedded meanwhile). A project
     that is no tag is refused (:class:`~agents_memory.errors.UnknownProjectError`, naming the
     close ones), not searched for nothing. The request's other phrasings (``more``, their
-    vectors in ``more_vectors`` when given) are searched too and the rankings fused
+    vectors or callables in ``more_vectors`` when given) are searched too and the rankings fused
     (:func:`~agents_memory.store.search.fusion.fuse_results`)."""
     if request.filters.p_tag:
         resolve_project(conn, request.filters.p_tag)
@@ -156,23 +157,31 @@ def embed_query(
 
 
 class PendingVector:
-    """``text`` embedded by ``embedder`` on a thread of its own (:func:`embed_query`), so a
-    search can send what needs no vector meanwhile: :meth:`vector` waits for it."""
+    """The query's vector made by ``embed`` (e.g. :func:`embed_query`) on a thread of its own,
+    so a search can send what needs no vector meanwhile: :meth:`result` waits for it. An
+    ``embed`` that raises degrades the search to full-text, like a failing backend."""
 
-    def __init__(self, embedder: Embedder | None, text: str) -> None:
+    def __init__(self, embed: Callable[[], QueryVector]) -> None:
         self._result = QueryVector(None)
         self._thread = threading.Thread(
-            target=self._embed, args=(embedder, text), name="query-embed", daemon=True
+            target=self._embed, args=(embed,), name="query-embed", daemon=True
         )
         self._thread.start()
 
-    def _embed(self, embedder: Embedder | None, text: str) -> None:
-        self._result = embed_query(embedder, text)
+    def _embed(self, embed: Callable[[], QueryVector]) -> None:
+        try:
+            self._result = embed()
+        except Exception as exc:  # any backend failure degrades to full-text, by design
+            self._result = QueryVector(None, failed_note(exc))
+
+    def result(self) -> QueryVector:
+        """The vectors (or why there are none), once made."""
+        self._thread.join()
+        return self._result
 
     def vector(self) -> np.ndarray[Any, Any] | None:
         """The query's vector (``None``: full-text only, :attr:`note` says why)."""
-        self._thread.join()
-        return self._result.vector
+        return self.result().vector
 
     @property
     def note(self) -> str | None:
@@ -238,25 +247,64 @@ def search_on(
     conn: psycopg.Connection[Any],
     settings: Settings,
     request: PreparedSearch,
-    vector: QueryVector,
+    vector: QueryVector | PendingVector,
     *,
     on_note: Callable[[str], None],
 ) -> SearchResult:
     """The search of the settings' user on ``conn`` with ``vector`` (dropped when the stored
-    vectors come from another model). Each reason for a full-text-only search goes to
-    ``on_note``. The one search of the command line and of the capture daemon's socket."""
-    if vector.note:
-        on_note(vector.note)
+    vectors come from another model). A :class:`PendingVector` is waited for only once the
+    statements that need no vector are sent (the query is embedded meanwhile). Each reason
+    for a full-text-only search goes to ``on_note``. The one search of the command line and of
+    the capture daemon's socket."""
     user_id = find_user_id(conn, settings.user_name)
+    arrival = _Arrival(conn, settings, vector, on_note)
     if user_id is None:
+        arrival.result()  # its note is said all the same
         return SearchResult(used="none", note=f"no memories for user {settings.user_name!r}")
-    query_vector, more = vector.vector, vector.more
-    if query_vector is not None:
-        mismatch = stored_model_note(conn, settings)
-        if mismatch:
-            on_note(mismatch)
-            query_vector, more = None, ()
-    return search_user(conn, user_id, request, query_vector, settings, more)
+    if isinstance(vector, QueryVector):
+        given = arrival.result()
+        return search_user(conn, user_id, request, given.vector, settings, given.more)
+    more = [partial(arrival.more, n) for n in range(len(request.more))]
+    return search_user(conn, user_id, request, arrival.vector, settings, more)
+
+
+class _Arrival:
+    """The query's vectors as the search may use them: none when the stored vectors come from
+    another model (asked before the vector arrives, while it is being made), each reason for
+    none said once, when the vectors are first asked for."""
+
+    def __init__(
+        self,
+        conn: psycopg.Connection[Any],
+        settings: Settings,
+        vector: QueryVector | PendingVector,
+        on_note: Callable[[str], None],
+    ) -> None:
+        self._vector, self._on_note = vector, on_note
+        self._given: QueryVector | None = None
+        self._mismatch: str | None = None
+        if isinstance(vector, PendingVector) or vector.vector is not None:
+            self._mismatch = stored_model_note(conn, settings)
+
+    def result(self) -> QueryVector:
+        if self._given is None:
+            given = self._vector
+            if isinstance(given, PendingVector):
+                given = given.result()
+            if given.note:
+                self._on_note(given.note)
+            if given.vector is not None and self._mismatch:
+                self._on_note(self._mismatch)
+                given = QueryVector(None)
+            self._given = given
+        return self._given
+
+    def vector(self) -> np.ndarray[Any, Any] | None:
+        return self.result().vector
+
+    def more(self, n: int) -> np.ndarray[Any, Any] | None:
+        more = self.result().more
+        return more[n] if n < len(more) else None
 
 
 def search_database(

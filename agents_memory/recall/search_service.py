@@ -25,12 +25,15 @@ import logging
 import threading
 import time
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agents_memory.config import Settings
 from agents_memory.errors import SearchArgumentError, SearchRefused, UnknownProjectError
 from agents_memory.recall.connections import Connections
 from agents_memory.recall.search import (
+    PendingVector,
+    PreparedSearch,
     QueryVector,
     failed_note,
     held_query_vector,
@@ -91,6 +94,9 @@ class SearchService:
         :class:`UnknownProjectError` for a request the search cannot take."""
         asked = prepare_search(request, device_name=self.settings.device_name, now=now)
         notes: list[str] = []
+        # embedded while a connection is borrowed and the statements that need no vector run;
+        # a project is checked first (a refused one costs no embedding)
+        vector = None if asked.filters.p_tag else self._pending(asked)
         with self.connections.borrow() as (conn, _user_id):
             try:
                 if asked.filters.p_tag:
@@ -98,10 +104,17 @@ class SearchService:
             except UnknownProjectError as exc:
                 refused = exc  # raised once the connection is given back (it is sound)
             else:
-                vector = self._vector(asked.text, asked.more)
+                vector = self._pending(asked) if vector is None else vector
                 result = search_on(conn, self.settings, asked, vector, on_note=notes.append)
                 return notes, result.as_dict()
         raise refused
+
+    def _pending(self, asked: PreparedSearch) -> QueryVector | PendingVector:
+        """The query's vectors, made on a thread of their own when there are words to embed
+        with a backend (:meth:`_vector`)."""
+        if asked.text is None or self.settings.embedding_backend == "none":
+            return held_query_vector(self.settings, None, asked.text)
+        return PendingVector(partial(self._vector, asked.text, asked.more))
 
     def warm(self) -> None:
         """Load the local model and embed one query, so that the first search does not wait

@@ -6,6 +6,8 @@ embedding server."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -115,3 +117,83 @@ def test_the_local_model_is_loaded_ahead_and_kept_ready(
         assert service._embedder is not None
     finally:
         service.close()
+
+
+def test_the_query_is_embedded_while_the_statements_that_need_no_vector_run(
+    service_settings: Settings, embeddings: FakeEmbeddingServer, db_url: str
+) -> None:
+    """Issue 31: the daemon's search sends what needs no vector (the actions arm, the
+    sessions' text) while the query is being embedded, as the MCP tool does: with the
+    embedding server holding its answer, the search's connection has already run them."""
+    embeddings.hold = threading.Event()
+    service = SearchService(service_settings)
+    answers: list[dict[str, Any]] = []
+    asking = threading.Thread(target=lambda: answers.append(_ask(service, service_settings)))
+    try:
+        asking.start()
+        assert embeddings.arrived.wait(30)
+        sent = _statement_waiting_in_a_transaction(db_url)
+        embeddings.hold.set()
+        asking.join(60)
+    finally:
+        embeddings.hold.set()
+        service.close()
+    assert sent is not None and "actions" in sent  # the first round, before the vector came
+    assert answers[0]["notes"] == []
+    assert answers[0]["result"]["vector_used"] is True
+    assert answers[0]["result"]["results"][0]["message"] == "the staging port is 5433"
+
+
+def _statement_waiting_in_a_transaction(db_url: str) -> str | None:
+    """The last statement of a connection of this database idle inside a transaction (a
+    search waiting for its vector), waited for up to 10 s; ``None`` when none is."""
+    with psycopg.connect(db_url, autocommit=True) as watcher:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            row = watcher.execute(
+                "SELECT query FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND state = 'idle in transaction'"
+            ).fetchone()
+            if row is not None:
+                return str(row[0])
+            time.sleep(0.05)
+    return None
+
+
+def test_other_phrasings_are_embedded_with_the_query_and_searched_with_their_vectors(
+    service_settings: Settings, embeddings: FakeEmbeddingServer
+) -> None:
+    service = SearchService(service_settings)
+    try:
+        answer = _ask(service, service_settings, queries=["which port does staging use"])
+    finally:
+        service.close()
+    assert [seen.body["input"] for seen in embeddings.requests] == [
+        ["staging port", "which port does staging use"]  # one batch, made while it searched
+    ]
+    assert answer["notes"] == [] and answer["result"]["vector_used"] is True
+    assert answer["result"]["results"][0]["message"] == "the staging port is 5433"
+
+
+def test_vectors_of_another_model_are_not_compared_and_the_search_says_so(
+    make_settings: Any, db_url: str, embeddings: FakeEmbeddingServer, service_settings: Settings
+) -> None:
+    other = make_settings(
+        database_url=db_url,
+        embedding_backend="openai",
+        embedding_model="another-model",
+        embedding_dim=TEST_DIM,
+        embedding_base_url=embeddings.base_url,
+    )
+    service = SearchService(other)
+    try:
+        answer = _ask(service, other)
+    finally:
+        service.close()
+    assert len(embeddings.requests) == 1  # embedded while the first statements ran
+    assert answer["notes"] == [
+        f"stored vectors come from {TEST_MODEL}, the configured model is another-model"
+        " (run `mcp-agents-memory reembed`); full-text search only"
+    ]
+    assert answer["result"]["vector_used"] is False
+    assert answer["result"]["results"][0]["message"] == "the staging port is 5433"

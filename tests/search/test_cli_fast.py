@@ -193,6 +193,7 @@ def test_a_dotenv_changed_since_the_daemon_started_runs_the_full_command(
     full: list[str],
 ) -> None:
     env = _env(tmp_path, seeded)
+    assert "click" not in _fast(env, "staging")[1]  # the daemon's settings, read and kept
     dotenv = tmp_path / ".config" / "mcp-agents-memory" / ".env"
     dotenv.parent.mkdir(parents=True, exist_ok=True)
     dotenv.write_text("SEARCH_RECENCY_HALFLIFE_DAYS=3\n", encoding="utf-8")
@@ -206,3 +207,33 @@ def test_a_dotenv_changed_since_the_daemon_started_runs_the_full_command(
     )
     dotenv.unlink()
     assert "click" not in _fast(env, "staging")[1]  # the same settings again: the daemon's
+
+
+def _closed_pipe(argv: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """``argv``'s exit code and stderr when its stdout is a pipe nobody reads any more (as
+    ``search … | head -1`` once ``head`` has its line)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run(
+            argv, env=env, stdout=write, stderr=subprocess.PIPE, text=True, timeout=120, check=False
+        )
+    finally:
+        os.close(write)
+    return proc.returncode, proc.stderr
+
+
+def test_a_closed_pipe_ends_the_search_as_the_full_command_ends(
+    seeded: str,  # noqa: F811
+    tmp_path: Path,
+    daemon: subprocess.Popen[str],  # noqa: F811
+    full: list[str],
+) -> None:
+    """``search … | head -1``: no traceback, the full command's exit code (click and rich end
+    a closed pipe with 1 and nothing more); the notes written before are the same."""
+    env = _env(tmp_path, seeded)
+    fast = _closed_pipe([str(BIN / "mcp-agents-memory"), "search", "staging"], env)
+    slow = _closed_pipe([*full, "search", "staging"], env)
+    assert fast == slow == (1, "note: EMBEDDING_BACKEND=none, full-text search only\n")
+    fast_json = _closed_pipe([str(BIN / "mcp-agents-memory"), "search", "port", "--json"], env)
+    assert fast_json == _closed_pipe([*full, "search", "port", "--json"], env) == slow

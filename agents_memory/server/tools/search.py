@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -169,7 +170,7 @@ def search_result(state: ServerState, request: SearchRequest, *, now: datetime) 
     pending: PendingVector | None = None
     vector = QueryVector(None)
     if prepared.text and not prepared.more:  # embedded while the search sends the rest
-        pending = PendingVector(state.embedder(), prepared.text)
+        pending = PendingVector(partial(embed_query, state.embedder(), prepared.text))
     elif prepared.text:
         vector = embed_query(state.embedder(), prepared.text, prepared.more)
     try:

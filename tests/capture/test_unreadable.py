@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as 
 @pytest.fixture
 def home() -> Iterator[Path]:
     """A home owned by ``nobody``, who may run this venv's interpreter."""
-    path = private_tmp_dir("am-unreadable-")
+    path = private_tmp_dir("am-unreadable-", in_memory=True)
     path.chmod(0o755)
     entry = pwd.getpwnam(USER)
     os.chown(path, entry.pw_uid, entry.pw_gid)

@@ -32,7 +32,7 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture
 def home() -> Iterator[Path]:
-    path = private_tmp_dir("am-home-")
+    path = private_tmp_dir("am-home-", in_memory=True)
     path.chmod(0o755)
     yield path
     pgdata = path / "data" / "mcp-agents-memory" / "pg"

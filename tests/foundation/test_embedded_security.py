@@ -26,7 +26,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as 
 
 @pytest.fixture
 def base() -> Iterator[Path]:
-    path = private_tmp_dir("am-sec-")
+    path = private_tmp_dir("am-sec-", in_memory=True)
     yield path
     shutil.rmtree(path, ignore_errors=True)
 

@@ -26,7 +26,7 @@ def _free_port() -> int:
 
 @pytest.fixture
 def tcp_server() -> Iterator[str]:
-    base = private_tmp_dir("am-mm-")
+    base = private_tmp_dir("am-mm-", in_memory=True)
     server = EmbeddedServer(
         base / "pg", port=_free_port(), listen_host="127.0.0.1", tcp_auth="trust"
     )

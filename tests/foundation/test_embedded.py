@@ -230,7 +230,7 @@ def test_doctor_notes_a_vector_index_bigger_than_the_cache(home: Path) -> None:
             " SELECT %s, 'claude-code', 'user', 'row ' || g.n, now(),"
             "  (SELECT array_agg(random() - 0.5 + 0 * d) FROM generate_series(1, 384) d"
             "   WHERE g.n > 0)::vector::halfvec"
-            " FROM generate_series(1, 4000) g(n)",
+            " FROM generate_series(1, 2200) g(n)",  # ~2.6 MB of HNSW index: above 2 MB
             (uid.fetchone()[0],),
         )
     EmbeddedServer(pgdata).stop()

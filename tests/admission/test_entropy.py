@@ -73,8 +73,10 @@ def _text_of(path: Path) -> str:
 
 
 PLANTED = "q7Vx2Lm9Rt4Kp8Wz3Nb6Hc1Ys5Df0Ga"
-"""The made-up token the tool-call fixtures (``actions/``) put in a failing command on purpose
-(``tests/e2e/make_action_fixtures.py``): the one secret those transcripts hold."""
+"""The made-up token the tool-call fixtures (``actions/``, made by
+``tests/e2e/make_action_fixtures.py``, and Antigravity's hand-written one) put in a failing
+command on purpose: the one secret those transcripts hold."""
+PLANTED_IN = ("actions/", "antigravity/hand_written_")
 
 
 def test_the_second_opinion_flags_nothing_in_the_real_fixture_transcripts() -> None:
@@ -82,7 +84,7 @@ def test_the_second_opinion_flags_nothing_in_the_real_fixture_transcripts() -> N
     assert len(files) > 30
     texts = {str(p.relative_to(FIXTURES)): _text_of(p) for p in files}
     planted = {name for name, text in texts.items() if PLANTED in text}
-    assert planted and all(name.startswith("actions/") for name in planted)
+    assert planted and all(name.startswith(PLANTED_IN) for name in planted)
     assert all(entropy.scan(texts[name]) for name in planted), "the planted token is caught"
     flagged = {name: entropy.scan(text.replace(PLANTED, "")) for name, text in texts.items()}
     assert {name: kinds for name, kinds in flagged.items() if kinds} == {}

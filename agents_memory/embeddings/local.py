@@ -40,6 +40,7 @@ import logging
 import os
 import platform
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,13 @@ log = logging.getLogger(__name__)
 E5_MAX_TOKENS = 512
 MAX_THREADS = 2
 BACKGROUND_NICE = 10
+SAMPLES = 3
+SAMPLE_GAP_SEC = 0.0003
+"""Looks at the run queue, this far apart, before a query model settles for one thread: a
+thread that runs for a moment (a database backend finishing the caller's last statement, one
+of the caller's own threads going to sleep) is gone by the next look, a busy process is not."""
+PLAN_FRESH_SEC = 0.25
+"""How long a choice of :meth:`LocalEmbedder.expect_query` holds for the next query."""
 SPIN_COUNT = "3000"
 """libgomp's busy-wait before a waiting thread sleeps, set while the engine loads."""
 _CHARS_PER_TOKEN_CAP = 6
@@ -92,10 +100,17 @@ class LocalEmbedder(Embedder):
         self.max_tokens = max_tokens
         self._model: Any = None
         self._threads_set = self.threads
+        self._planned: tuple[int, float] | None = None
         self._load_error: EmbeddingUnavailableError | None = None
         self._closed = False
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agents-memory-e5")
+
+    def expect_query(self) -> None:
+        """Choose the next query's threads now (:func:`threads_now`), before the caller's own
+        statements keep a core of the database busy: they are part of the same search."""
+        if self.adaptive:
+            self._planned = (threads_now(self.threads), time.monotonic())
 
     @property
     def loaded(self) -> bool:
@@ -123,8 +138,15 @@ class LocalEmbedder(Embedder):
     def _run(self, texts: list[str], is_query: bool) -> FloatArray:
         model = self._load()
         if self.adaptive:
-            self._use_threads(model, threads_now(self.threads))
+            self._use_threads(model, self._threads_for_call())
         return self._encode(model, texts, is_query)
+
+    def _threads_for_call(self) -> int:
+        """The threads :meth:`expect_query` chose moments ago, else chosen now."""
+        planned, self._planned = self._planned, None
+        if planned is not None and time.monotonic() - planned[1] < PLAN_FRESH_SEC:
+            return planned[0]
+        return threads_now(self.threads)
 
     def _use_threads(self, model: Any, threads: int) -> None:
         """Bound the engine's next calls from this worker thread to ``threads``."""
@@ -215,34 +237,47 @@ def _load_e5(threads: int) -> Any:
 
 def threads_now(most: int) -> int:
     """``most`` threads when the machine has a core free for each of them right now (nothing
-    else ready to run, :func:`busy_elsewhere`); else one."""
+    else ready to run, :func:`busy_elsewhere`, in one of :data:`SAMPLES` looks); else one."""
     if most <= 1:
         return 1
-    others = busy_elsewhere()
-    if others is None:
-        return 1
-    return most if others + most <= _cores() else 1
+    room = _cores() - most
+    for look in range(SAMPLES):  # a process that keeps a core is ready to run in every look
+        if look:
+            time.sleep(SAMPLE_GAP_SEC)
+        others = busy_elsewhere()
+        if others is None:
+            return 1
+        if others <= room:
+            return most
+    return 1
 
 
 def busy_elsewhere() -> int | None:
     """Threads of other processes ready to run at this moment (Linux: ``/proc/loadavg``'s
-    running count less this process's own running threads); ``None`` where unknown."""
+    running count less this process's own running threads, counted just before and just after
+    it, the greater taken: one of ours may start or stop meanwhile); ``None`` where unknown."""
     try:
+        before = _running_here()
         with open("/proc/loadavg", "rb") as f:
             running = int(f.read().split()[3].split(b"/")[0])
-        own = 0
-        with os.scandir("/proc/self/task") as tasks:
-            for task in tasks:
-                try:
-                    with open(f"{task.path}/stat", "rb") as f:
-                        stat = f.read()
-                except FileNotFoundError:  # the thread ended meanwhile
-                    continue
-                end = stat.rfind(b")")
-                own += stat[end + 2 : end + 3] == b"R"
+        return max(0, running - max(before, _running_here()))
     except (OSError, ValueError, IndexError):
         return None
-    return max(0, running - own)
+
+
+def _running_here() -> int:
+    """This process's threads in state R (running or ready to)."""
+    own = 0
+    with os.scandir("/proc/self/task") as tasks:
+        for task in tasks:
+            try:
+                with open(f"{task.path}/stat", "rb") as f:
+                    stat = f.read()
+            except FileNotFoundError:  # the thread ended meanwhile
+                continue
+            end = stat.rfind(b")")
+            own += stat[end + 2 : end + 3] == b"R"
+    return own
 
 
 def _cores() -> int:

@@ -114,6 +114,8 @@ class SearchService:
         with a backend (:meth:`_vector`)."""
         if asked.text is None or self.settings.embedding_backend == "none":
             return held_query_vector(self.settings, None, asked.text)
+        if self._embedder is not None:
+            self._embedder.expect_query()
         return PendingVector(partial(self._vector, asked.text, asked.more))
 
     def warm(self) -> None:

@@ -170,7 +170,10 @@ def search_result(state: ServerState, request: SearchRequest, *, now: datetime) 
     pending: PendingVector | None = None
     vector = QueryVector(None)
     if prepared.text and not prepared.more:  # embedded while the search sends the rest
-        pending = PendingVector(partial(embed_query, state.embedder(), prepared.text))
+        embedder = state.embedder()
+        if embedder is not None:
+            embedder.expect_query()
+        pending = PendingVector(partial(embed_query, embedder, prepared.text))
     elif prepared.text:
         vector = embed_query(state.embedder(), prepared.text, prepared.more)
     try:

@@ -231,15 +231,17 @@ def send_action_arm(
         return None
     queries = [f"'{t}':*" for t in terms]
     statement = sql.SQL(
-        "WITH w AS (SELECT t.q::tsquery AS q FROM unnest(%(terms)s::text[]) t(q)),"
-        " df AS (SELECT w.q, (SELECT count(*) FROM (SELECT 1 FROM actions a"
+        # Materialised: each counted once, never again per candidate (a planner without the
+        # table's statistics yet once inlined df into the join: 8 s for 748 actions).
+        "WITH w AS MATERIALIZED (SELECT t.q::tsquery AS q FROM unnest(%(terms)s::text[]) t(q)),"
+        " df AS MATERIALIZED (SELECT w.q, (SELECT count(*) FROM (SELECT 1 FROM actions a"
         "  WHERE a.user_id = {user} AND {fts} @@ w.q LIMIT {df_cap}) c)::float8 AS n FROM w),"
-        " total AS (SELECT greatest(1, (SELECT count(*) FROM (SELECT 1 FROM actions a"
-        "  WHERE a.user_id = {user} LIMIT 1000000) c))::float8 AS n),"
+        " total AS MATERIALIZED (SELECT greatest(1, (SELECT count(*) FROM (SELECT 1 FROM"
+        "  actions a WHERE a.user_id = {user} LIMIT 1000000) c))::float8 AS n),"
         " cand AS MATERIALIZED (SELECT a.id, {fts} AS v FROM actions a"
         "  WHERE a.user_id = {user} AND {fts} @@ %(any)s::tsquery AND {afilter}"
         "  ORDER BY a.started_at DESC NULLS LAST, a.id DESC LIMIT {scan}),"
-        " avgl AS (SELECT greatest(1, avg(length(v)))::float8 AS n FROM cand),"
+        " avgl AS MATERIALIZED (SELECT greatest(1, avg(length(v)))::float8 AS n FROM cand),"
         " bm25 AS (SELECT c.id, count(*) AS held, sum(ln(1 + (t.n - d.n + 0.5) / (d.n + 0.5))"
         "   * {k1p} / (1 + {k1} * (1 - {b} + {b} * length(c.v) / l.n))) AS score"
         "  FROM cand c JOIN df d ON c.v @@ d.q CROSS JOIN total t CROSS JOIN avgl l"

@@ -18,8 +18,8 @@ else one. A query is a few dozen tokens: two threads halve it on a free machine 
 OpenMP is loaded with a short spin (``GOMP_SPINCOUNT`` :data:`SPIN_COUNT` unless the user set
 one): a thread waiting at a barrier sleeps after a few microseconds instead of spinning for
 milliseconds on a core another thread needs, which bounds the cost of a wrong guess: a query
-with two threads on fully busy cores was 1.3-1.9x slower than with one, against 4-20x with
-libgomp's default spin (``bench.query_embed``).
+with two threads on busy cores was 1.3-2.1x slower than with one, against 2-7x (p50) and
+13-23x (p95) with libgomp's default spin (measured with 1, 2 and 6 spinning processes).
 
 Priority. ``nice`` (the Cold Path passes :data:`BACKGROUND_NICE`) lowers the worker thread's
 scheduling priority before the model loads; the engine's OpenMP threads, started from that

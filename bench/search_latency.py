@@ -293,9 +293,7 @@ def main() -> None:
         help="random unit vectors instead of the cached LoCoMo embeddings (a stand-in when they"
         " are not computed yet; HNSW on random data is a pessimistic case)",
     )
-    parser.add_argument(
-        "--query-threads", type=int, help="fixed (default: the product's, per call by load)"
-    )
+    parser.add_argument("--query-threads", type=int, help="fixed (default: per call by load)")
     parser.add_argument("--clients", type=int, default=4, help="concurrent clients (0 = none)")
     parser.add_argument(
         "--client-queries", type=int, default=250, help="searches per concurrent client"
@@ -322,9 +320,7 @@ def main() -> None:
     questions = [(q, q_vecs[i]) for i, q in enumerate(x for c in convs for x in c.questions)]
     random.Random(0).shuffle(questions)
     settings = load_settings(env_file=args.cache / "absent.env", embedding_backend="local")
-    embedder = create_embedder(
-        settings, threads=args.query_threads, queries=args.query_threads is None
-    )
+    embedder = create_embedder(settings, threads=args.query_threads, queries=not args.query_threads)
     assert embedder is not None
     embedder.embed_query("warm up the model")
     lat_rows, load_rows, explains, quality, extra = [], [], [], [], []

@@ -9,13 +9,14 @@ an edit becomes its path and a count of lines added and removed, a read its path
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import PurePosixPath
-from typing import Final
+from typing import Any, Final
 
 from agents_memory.adapters.base import Action, ActionKind, ActionOutcome
 
@@ -370,6 +371,21 @@ def completed(call: Action, result: Result) -> Action:
         excerpt=kept or call.excerpt,
         duration_ms=duration,
     )
+
+
+def parsed_json(text: object) -> Any:
+    """``text`` parsed as JSON; ``None`` for a text that is not JSON or no text at all."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def text_value(value: object) -> str | None:
+    """``value`` when it is a non-empty string, else ``None``."""
+    return value if isinstance(value, str) and value else None
 
 
 def nonempty(values: Iterable[str | None]) -> tuple[str, ...]:

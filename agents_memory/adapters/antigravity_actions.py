@@ -25,7 +25,6 @@ response since the last ``USER_INPUT``. cwd is not recorded: paths stay absolute
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -40,8 +39,10 @@ from agents_memory.adapters._actions import (
     kind_of,
     line_count,
     nonempty,
+    parsed_json,
     relative,
     short,
+    text_value,
     with_arguments,
 )
 from agents_memory.adapters._jsonl import parse_timestamp
@@ -90,19 +91,6 @@ MAX_OPEN: Final = 64
 """The most still-running steps and open calls carried in ``state`` to the next read."""
 
 
-def _json(text: object) -> Any:
-    if not isinstance(text, str):
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _file(uri: str) -> str | None:
     """The path of a ``file://`` URI (percent-decoded), else ``None``."""
     parts = urlsplit(uri)
@@ -114,12 +102,12 @@ def _file(uri: str) -> str | None:
 def _arguments(raw: object) -> dict[str, Any]:
     """A call's ``args`` (itself a JSON string in some builds), each value JSON-decoded; a path
     given as a ``file://`` URI as its path."""
-    args = _json(raw) if isinstance(raw, str) else raw
+    args = parsed_json(raw) if isinstance(raw, str) else raw
     if not isinstance(args, dict):
         return {}
     out: dict[str, Any] = {}
     for name, value in args.items():
-        decoded = _json(value)
+        decoded = parsed_json(value)
         out[str(name)] = value if decoded is None else decoded
     for name in _ARGS.paths:
         value = out.get(name)
@@ -131,10 +119,10 @@ def _arguments(raw: object) -> dict[str, Any]:
 def tool_calls(raw: object) -> list[tuple[str, dict[str, Any]]]:
     """``(tool name, decoded arguments)`` of a planner response's ``tool_calls`` (a list, or a
     JSON string of one)."""
-    calls = _json(raw) if isinstance(raw, str) else raw
+    calls = parsed_json(raw) if isinstance(raw, str) else raw
     out: list[tuple[str, dict[str, Any]]] = []
     for call in calls if isinstance(calls, list) else []:
-        name = _str(call.get("name")) if isinstance(call, dict) else None
+        name = text_value(call.get("name")) if isinstance(call, dict) else None
         if name is not None and isinstance(call, dict):
             out.append((name, _arguments(call.get("args"))))
     return out
@@ -250,7 +238,7 @@ class StepActions:
             if isinstance(step, list) and len(step) == 4 and str(index).isdigit():
                 key, paired, turn_key, at = step
                 reader.steps[int(index)] = _Step(
-                    str(key), bool(paired), _str(turn_key), parse_timestamp(at), running=True
+                    str(key), bool(paired), text_value(turn_key), parse_timestamp(at), running=True
                 )
         return reader
 

@@ -11,7 +11,6 @@ kept tool calls has no such columns: then there are no actions.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import replace
 from datetime import datetime
@@ -22,8 +21,10 @@ from agents_memory.adapters._actions import (
     ArgNames,
     Result,
     kind_of,
+    parsed_json,
     patch_stat,
     relative,
+    text_value,
     with_arguments,
 )
 from agents_memory.adapters.base import Action, ActionOutcome
@@ -37,19 +38,6 @@ def tool_columns(conn: sqlite3.Connection) -> str:
     return ", ".join(name if name in present else "NULL" for name in COLUMNS)
 
 
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _json(text: object) -> Any:
-    if not isinstance(text, str):
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
 def add_calls(
     log: ActionLog,
     tool_calls: object,
@@ -61,14 +49,14 @@ def add_calls(
     cwd: str | None,
 ) -> None:
     """An assistant row's ``tool_calls``, into ``log``."""
-    calls = _json(tool_calls)
+    calls = parsed_json(tool_calls)
     for call in calls if isinstance(calls, list) else []:
         function = call.get("function") if isinstance(call, dict) else None
-        call_id = _str(call.get("id")) if isinstance(call, dict) else None
-        tool = _str(function.get("name")) if isinstance(function, dict) else None
+        call_id = text_value(call.get("id")) if isinstance(call, dict) else None
+        tool = text_value(function.get("name")) if isinstance(function, dict) else None
         if call_id is None or tool is None or not isinstance(function, dict):
             continue
-        args = _json(function.get("arguments"))
+        args = parsed_json(function.get("arguments"))
         args = args if isinstance(args, dict) else {}
         action = Action(
             call_id, platform, session_id, tool, kind_of(tool), turn_key, started_at=at, cwd=cwd
@@ -88,7 +76,7 @@ def _described(action: Action, args: dict[str, Any], cwd: str | None) -> Action:
     """``action`` with its targets, command and diffstat: ``write_file`` its ``content``'s
     lines, ``patch`` in ``replace`` mode its strings' lines, in ``patch`` mode its envelope's
     files and diffstat (``*** Begin Patch``, as Codex writes them)."""
-    patch = _str(args.get("patch")) if args.get("mode") == "patch" else None
+    patch = text_value(args.get("patch")) if args.get("mode") == "patch" else None
     stat = patch_stat(patch) if patch else None
     if stat is not None:
         targets = tuple(relative(f, cwd) for f in stat.files)
@@ -102,10 +90,10 @@ def add_result(
     log: ActionLog, call_id: object, content: object, *, session_id: str, at: datetime | None
 ) -> None:
     """A ``tool`` row answering ``call_id``, into ``log``."""
-    key = _str(call_id)
+    key = text_value(call_id)
     if key is None:
         return
-    answer = _json(content)
+    answer = parsed_json(content)
     outcome: ActionOutcome = "ok"
     code: int | None = None
     text = content if isinstance(content, str) else None
@@ -116,5 +104,5 @@ def add_result(
         code = exit_code if isinstance(exit_code, int) else None
         if error or status in ("error", "failed") or code:
             outcome = "error"
-        text = _str(error) or _str(answer.get("output")) or text
+        text = text_value(error) or text_value(answer.get("output")) or text
     log.result(session_id, key, Result(outcome, code, text, None, at))

@@ -30,6 +30,7 @@ from agents_memory.config import Settings
 from agents_memory.store.capture import cursors as cursor_store
 from agents_memory.store.capture.cursors import Cursor
 from agents_memory.store.entry import open_user_connection
+from agents_memory.store.search import lexemes
 
 
 @dataclass(slots=True)
@@ -49,6 +50,8 @@ class PlatformTotals:
     repaired: int = 0
     """Records kept after their invalid UTF-8 was replaced by U+FFFD."""
     bytes_read: int = 0
+    actions: int = 0
+    """Actions (tool calls) stored new or completed."""
     unknown: dict[str, int] = field(default_factory=dict)
 
 
@@ -69,6 +72,10 @@ class BackfillReport:
         return sum(p.already_stored for p in self.platforms.values())
 
     @property
+    def actions(self) -> int:
+        return sum(p.actions for p in self.platforms.values())
+
+    @property
     def turns_seen(self) -> int:
         return sum(p.inserted + p.updated + p.skipped for p in self.platforms.values())
 
@@ -84,6 +91,7 @@ class BackfillReport:
         totals.issues += outcome.issues
         totals.repaired += outcome.repaired
         totals.bytes_read += outcome.bytes_read
+        totals.actions += outcome.actions
         for kind, count in outcome.unknown.items():
             totals.unknown[kind] = totals.unknown.get(kind, 0) + count
 
@@ -125,6 +133,9 @@ def backfill(
                     report.unreadable.append(Unreadable(path, reason, adapter.name))
                 if progress is not None:
                     progress(path, done, len(files))
+        # the first searches after an import are planned with its rows counted
+        lexemes.analyze_grown(conn, {"memory": report.stored, "actions": report.actions})
+        conn.commit()
     report.seconds = time.perf_counter() - started
     return report
 

@@ -262,3 +262,30 @@ def test_actions_take_under_five_percent_of_the_transcripts_bytes_over_the_fixtu
         print(f"  file {name}: {size:,} of {path.stat().st_size:,} bytes = {share:.2%}")
         assert share <= 0.05, name
     assert ratio <= 0.05
+
+
+def _analysed(conn: psycopg.Connection[Any]) -> dict[str, int]:
+    rows = conn.execute(
+        "SELECT relname, analyze_count FROM pg_stat_user_tables"
+        " WHERE relname IN ('memory', 'actions')"
+    ).fetchall()
+    conn.commit()
+    return {str(name): int(count) for name, count in rows}
+
+
+def test_an_import_counts_the_tables_it_filled_so_the_first_searches_plan_with_them(
+    settings: Settings, tmp_path: Path, conn: psycopg.Connection[Any]
+) -> None:
+    _place(tmp_path)
+    catalog = Catalog(all_adapters(), tmp_path)
+    before = _analysed(conn)
+
+    first = backfill(settings, catalog)
+    after_first = _analysed(conn)
+    backfill(settings, catalog)  # nothing new: nothing counted again
+
+    assert first.stored > 0 and first.actions > 30
+    assert after_first == {"memory": before["memory"] + 1, "actions": before["actions"] + 1}
+    assert _analysed(conn) == after_first
+    row = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'actions'::regclass").fetchone()
+    assert row is not None and row[0] >= first.actions

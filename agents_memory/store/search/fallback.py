@@ -43,17 +43,20 @@ def ilike(
     tuning: SearchTuning,
 ) -> tuple[SearchHit, ...]:
     """Rows containing any of the query's words, most words first, then newest; only the
-    newest ``tuning.ilike_scan_rows`` rows are looked at."""
+    newest ``tuning.ilike_scan_rows`` rows are looked at. Each row's text is lowered once and
+    matched against every lowered pattern at once (what ``ILIKE`` does with a multibyte
+    encoding, once per pattern); the words are counted only in the rows holding one (most
+    hold none when this fallback runs)."""
     if not terms.like_patterns:
         return ()
     statement = sql.SQL(
         "SELECT {columns}, m.matched FROM ("
         "  SELECT r.*, w.matched FROM ("
-        "   SELECT m.* FROM memory m WHERE {filters}"
+        "   SELECT m.*, lower(m.message) AS lowered FROM memory m WHERE {filters}"
         "   ORDER BY m.message_at DESC, m.id DESC LIMIT {scan}) r"
         "  CROSS JOIN LATERAL (SELECT count(*) AS matched FROM unnest(%(patterns)s::text[]) p"
-        "   WHERE r.message ILIKE p) w"
-        "  WHERE w.matched > 0"
+        "   WHERE r.lowered LIKE lower(p)) w"
+        "  WHERE r.lowered LIKE ANY (ARRAY(SELECT lower(p) FROM unnest(%(patterns)s::text[]) p))"
         "  ORDER BY w.matched DESC, r.message_at DESC, r.id DESC LIMIT {limit}) m"
         " {tag_join}"
         " ORDER BY m.matched DESC, m.message_at DESC, m.id DESC"

@@ -228,12 +228,7 @@ def _bm25_of_candidates() -> sql.Composed:
         "SELECT x.id, " + _BM25_TERMS.format(length="x.len") + " FROM sample_term_hits x"
         " JOIN term_stats q ON q.ord = x.ord CROSS JOIN fulltext_query fq GROUP BY x.id"
     )
-    rest = _bm25(
-        sql.SQL(
-            "(SELECT c.id, c.fts FROM fulltext_candidates c WHERE NOT EXISTS"
-            " (SELECT 1 FROM sample_hits h WHERE h.id = c.id))"
-        )
-    )
+    rest = _bm25(sql.SQL("(SELECT c.id, c.fts FROM fulltext_candidates c WHERE NOT c.in_sample)"))
     return sampled + sql.SQL(" UNION ALL (") + rest + sql.SQL(")")
 
 
@@ -242,8 +237,11 @@ def bm25_in_play() -> sql.Composed:
     the others."""
     rest = _bm25(
         sql.SQL(
-            "(SELECT p.id, p.fts FROM in_play p WHERE NOT EXISTS (SELECT 1 FROM"
-            " candidate_scores c WHERE c.id = p.id))"
+            "(SELECT x.id, x.fts FROM (SELECT u.id, u.fts, u.own,"
+            " bool_or(NOT u.own) OVER (PARTITION BY u.id) AS scored FROM ("
+            "  SELECT p.id, p.fts, true AS own FROM in_play p"
+            "  UNION ALL SELECT c.id, NULL::tsvector, false FROM candidate_scores c) u) x"
+            " WHERE x.own AND NOT x.scored)"
         )
     )
     return (
@@ -274,9 +272,13 @@ def _scored_candidates(
     return (
         cte(
             "fulltext_candidates",
-            sql.SQL("SELECT DISTINCT ON (u.id) u.* FROM (")
+            sql.SQL(
+                "SELECT DISTINCT ON (w.id) w.id, w.message_at, w.fts, w.in_sample FROM ("
+                " SELECT u.id, u.message_at, u.fts, bool_or(u.sampled) OVER (PARTITION BY u.id)"
+                "  AS in_sample, bool_or(u.kept) OVER (PARTITION BY u.id) AS kept FROM ("
+            )
             + sql.SQL(" UNION ALL ").join(candidates)
-            + sql.SQL(") u ORDER BY u.id"),
+            + sql.SQL(") u) w WHERE w.kept ORDER BY w.id"),
         ),
         cte(
             "candidate_scores",
@@ -310,8 +312,8 @@ def _sampled_matches(scan: sql.Composable) -> sql.Composed:
     """The sampled (newest) rows that match any word: all of them in a big scope, else the
     newest ``scan`` (then the sample is the whole scope)."""
     return sql.SQL(
-        "(SELECT h.id, h.message_at, h.fts FROM sample_hits h"
-        " WHERE h.rn <= {scan} OR (SELECT fq.sampled FROM fulltext_query fq))"
+        "(SELECT h.id, h.message_at, h.fts, true AS sampled,"
+        " h.rn <= {scan} OR (SELECT fq.sampled FROM fulltext_query fq) AS kept FROM sample_hits h)"
     ).format(scan=scan)
 
 
@@ -322,7 +324,7 @@ def _rare_matches(query: str, where: sql.Composable, scan: sql.Composable) -> sq
     newest rows holding two rare words, which the newest single-word matches may have crowded
     out: in a long history, a name and a topic word together are worth reaching back for."""
     return sql.SQL(
-        "(SELECT m.id, m.message_at, m.fts FROM memory m"
+        "(SELECT m.id, m.message_at, m.fts, false AS sampled, true AS kept FROM memory m"
         " WHERE m.fts @@ (SELECT fq.{query} FROM fulltext_query fq) AND {filters}"
         " ORDER BY m.message_at + interval '0 s' DESC LIMIT {scan})"
     ).format(query=sql.Identifier(query), filters=where, scan=scan)
@@ -335,7 +337,7 @@ def _all_word_matches(where: sql.Composable, scan: sql.Composable, conj_rows: in
     as its rarest word holds. Words that are all common ("fix the test") would cost thousands
     of rows for matches the sampled (newest) rows already hold enough of."""
     return sql.SQL(
-        "(SELECT m.id, m.message_at, m.fts FROM memory m"
+        "(SELECT m.id, m.message_at, m.fts, false AS sampled, true AS kept FROM memory m"
         " WHERE (SELECT count(*) > 1 AND min(t.est) <= {conj_rows} FROM term_stats t)"
         " AND m.fts @@ (SELECT to_tsquery('agents_memory', %(all)s)) AND {filters}"
         " ORDER BY m.message_at + interval '0 s' DESC LIMIT {scan})"

@@ -310,13 +310,29 @@ class _Arrival:
 def search_database(
     settings: Settings, request: PreparedSearch, *, on_note: Callable[[str], None]
 ) -> SearchResult:
-    """The command line's search when no daemon answers: embed the words when a backend can
-    (the backend is made only when there are words to embed), open the database, search."""
+    """The command line's search when no daemon answers: the words embedded when a backend
+    can, on a thread of their own (:func:`embedding_ahead`) while the database is opened (the
+    embedded server started if it is not running) and the statements that need no vector run;
+    a project that is no tag is refused before any model loads."""
     from agents_memory.store import database
 
-    db = database.open_database(settings)
-    with database.connect(db) as conn:
-        if request.filters.p_tag:  # a project that is no tag is refused before the model loads
-            resolve_project(conn, request.filters.p_tag)
-        vector = backend_query_vector(settings, request.text, request.more)
-        return search_on(conn, settings, request, vector, on_note=on_note)
+    vector = None if request.filters.p_tag else embedding_ahead(settings, request)
+    try:
+        db = database.open_database(settings)
+        with database.connect(db) as conn:
+            if request.filters.p_tag:
+                resolve_project(conn, request.filters.p_tag)
+                vector = embedding_ahead(settings, request)
+            assert vector is not None
+            return search_on(conn, settings, request, vector, on_note=on_note)
+    finally:
+        if isinstance(vector, PendingVector):
+            vector.result()  # a model is never left loading behind the command's exit
+
+
+def embedding_ahead(settings: Settings, request: PreparedSearch) -> QueryVector | PendingVector:
+    """The request's vectors from a backend made for it (:func:`backend_query_vector`), made
+    on a thread of their own when there are words to embed; else why there are none."""
+    if request.text is None or settings.embedding_backend == "none":
+        return backend_query_vector(settings, request.text, request.more)
+    return PendingVector(partial(backend_query_vector, settings, request.text, request.more))

@@ -16,8 +16,9 @@ import psycopg
 import pytest
 
 from agents_memory.config import Settings
-from agents_memory.errors import SearchRefused
+from agents_memory.errors import SearchRefused, UnknownProjectError
 from agents_memory.recall import search_service
+from agents_memory.recall.search import prepare_search, search_database
 from agents_memory.recall.search_request import SearchRequest
 from agents_memory.recall.search_service import SearchService
 from agents_memory.recall.search_wire import search_line
@@ -144,9 +145,52 @@ def test_the_query_is_embedded_while_the_statements_that_need_no_vector_run(
     assert answers[0]["result"]["results"][0]["message"] == "the staging port is 5433"
 
 
+def test_without_a_daemon_the_command_embeds_while_its_statements_run(
+    service_settings: Settings, embeddings: FakeEmbeddingServer, db_url: str
+) -> None:
+    """Issue 31: the command's own search (no daemon answered) embeds the query on a thread
+    while it opens the database and sends what needs no vector, as the daemon does; a project
+    that is no tag is refused with no embedding asked for."""
+    embeddings.hold = threading.Event()
+    prepared = prepare_search(
+        SearchRequest.build(**ARGS), device_name=service_settings.device_name, now=datetime.now(UTC)
+    )
+    found: list[Any] = []
+    notes: list[str] = []
+    asking = threading.Thread(
+        target=lambda: found.append(
+            search_database(service_settings, prepared, on_note=notes.append)
+        )
+    )
+    try:
+        asking.start()
+        assert embeddings.arrived.wait(30)
+        sent = _statement_waiting_in_a_transaction(db_url)
+        embeddings.hold.set()
+        asking.join(60)
+    finally:
+        embeddings.hold.set()
+    assert sent is not None and "actions" in sent  # the first round, before the vector came
+    assert notes == [] and found[0].vector_used is True
+    assert found[0].hits[0].message == "the staging port is 5433"
+
+    asked = len(embeddings.requests)
+    unknown = prepare_search(
+        SearchRequest.build(**{**ARGS, "project": "no-such-project"}),
+        device_name=service_settings.device_name,
+        now=datetime.now(UTC),
+    )
+    with pytest.raises(UnknownProjectError):
+        search_database(service_settings, unknown, on_note=notes.append)
+    assert len(embeddings.requests) == asked
+
+
 def _statement_waiting_in_a_transaction(db_url: str) -> str | None:
     """The last statement of a connection of this database idle inside a transaction (a
-    search waiting for its vector), waited for up to 10 s; ``None`` when none is."""
+    search waiting for its vector) once it is the actions arm's (the last of the first
+    round; the statements before it pass through the same state for an instant), waited for
+    up to 10 s; else the last such statement seen, or ``None`` when none was."""
+    seen: str | None = None
     with psycopg.connect(db_url, autocommit=True) as watcher:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -155,9 +199,11 @@ def _statement_waiting_in_a_transaction(db_url: str) -> str | None:
                 " AND pid <> pg_backend_pid() AND state = 'idle in transaction'"
             ).fetchone()
             if row is not None:
-                return str(row[0])
+                seen = str(row[0])
+                if "actions" in seen:
+                    return seen
             time.sleep(0.05)
-    return None
+    return seen
 
 
 def test_other_phrasings_are_embedded_with_the_query_and_searched_with_their_vectors(

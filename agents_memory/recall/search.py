@@ -231,10 +231,10 @@ def stored_model_note(conn: psycopg.Connection[Any], settings: Settings) -> str 
     """Why the stored vectors cannot be compared with the query's (another model made them),
     or ``None`` when they can."""
     from agents_memory.embeddings import embedding_spec
-    from agents_memory.store.vectors import vector_status
+    from agents_memory.store.vectors import stored_model
 
     spec = embedding_spec(settings)
-    stored = vector_status(conn).model
+    stored = stored_model(conn)
     if spec is None or stored in (None, spec.model):
         return None
     return (

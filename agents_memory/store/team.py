@@ -320,11 +320,13 @@ def whoami(conn: psycopg.Connection[Any]) -> Whoami:
     return Whoami(role, kind, None, team, ())
 
 
+MEMBER_USER_ID = "SELECT user_id FROM team_members WHERE db_role = current_user AND kind = 'person'"
+"""The person the connection's role is (no row for the owner and the Cold Path)."""
+
+
 def member_user_id(conn: psycopg.Connection[Any]) -> int | None:
     """The person the connection's role is (``None`` for the owner and the Cold Path)."""
-    row = conn.execute(
-        "SELECT user_id FROM team_members WHERE db_role = current_user AND kind = 'person'"
-    ).fetchone()
+    row = conn.execute(MEMBER_USER_ID).fetchone()
     return int(row[0]) if row else None
 
 

@@ -56,6 +56,12 @@ def vector_status(conn: psycopg.Connection[Any]) -> VectorStatus:
     return VectorStatus(bool(row[0]), row[1], dim, row[3])
 
 
+def stored_model(conn: psycopg.Connection[Any]) -> str | None:
+    """The model the stored vectors come from (``None``: none stamped yet): what
+    :func:`vector_status` says of it, in one cheap lookup (a search asks it every time)."""
+    return meta.get(conn, META_MODEL)
+
+
 def try_install_extension(conn: psycopg.Connection[Any]) -> bool:
     """``CREATE EXTENSION vector`` if possible; False (and nothing changed) if not."""
     try:

@@ -16,11 +16,12 @@ from agents_memory.store.search.types import SearchFilters
 def find_user_id(conn: psycopg.Connection[Any], user_name: str) -> int | None:
     """The id of ``user_name`` without creating it (a search must not write); a team
     member's role is its person, whatever name its settings carry."""
-    member = team.member_user_id(conn)
-    if member is not None:
-        return member
-    row = conn.execute("SELECT user_id FROM users WHERE user_name = %s", (user_name,)).fetchone()
-    return int(row[0]) if row else None
+    row = conn.execute(
+        f"SELECT coalesce(({team.MEMBER_USER_ID}),"
+        " (SELECT user_id FROM users WHERE user_name = %s))",
+        (user_name,),
+    ).fetchone()
+    return int(row[0]) if row and row[0] is not None else None
 
 
 @dataclass(frozen=True, slots=True)

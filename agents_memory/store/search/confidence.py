@@ -3,10 +3,14 @@
 A hit's confidence is a logistic function of two things the search already knows: how much of
 the query's content the hit covers (its words, a word written like code counting
 ``SearchTuning.identifier_weight`` times, its project, the day the query names, and the project
-a per-prompt recall's search is confined to, :data:`SCOPE_WORDS`) and its cosine to the query
-vector. The weights were fitted on the tuning half of the coding set
-(``bench/coding_recall.py --dump``), so a confidence reads roughly as the chance that the hit is
-the turn asked for; a search whose best hit is below ``SearchTuning.weak_below`` says so.
+a per-prompt recall's search is confined to, :data:`SCOPE_WORDS`; a stop word of the full-text
+configuration counting nothing, and ``SearchTuning.coverage_prior`` more words no hit holds, so a
+share of few words is less sure) and its cosine to the query vector. How many rows hold each
+word comes back with the search's rows (:class:`TermRarity`); weighing the words by it
+(``SearchTuning.rarity_weighting``) was measured and is off. The weights were fitted on the
+tuning half of the coding set (``bench/coding_recall.py --dump``, ``bench/fit_confidence.py``),
+so a confidence reads roughly as the chance that the hit is the turn asked for; a search whose
+best hit is below ``SearchTuning.weak_below`` says so.
 
 :func:`assess` is the one place that rates hits and decides "weak" (the search's note);
 :func:`speaks` reads the same confidence against ``SearchTuning.speak_above``, the stricter bar

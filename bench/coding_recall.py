@@ -35,7 +35,6 @@ from agents_memory.store.passages import PREVIOUS_SQL, passage_text
 from agents_memory.store.search import (
     SearchResult,
     SearchTuning,
-    confidence,
     find_user_id,
     search_memories,
 )
@@ -44,7 +43,6 @@ from agents_memory.store.search.lexemes import (
     merge_pending_words,
     refresh_search_lexemes,
 )
-from agents_memory.store.search.terms import parse_query
 from bench import coding_arms, coding_latency, common, embed_cache
 from bench.codeset import CodeSet, generate, write
 from bench.codeset.bm25 import BM25
@@ -55,6 +53,7 @@ LIMIT = 10
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "fixed-weights": {"arm_weighting": False, "kept_slots": (0, 0)},
+    "no-rarity": {"rarity_weighting": False},
     "no-kept-slots": {"kept_slots": (0, 0)},
     "vector-z-0-4": {"vector_z": (0.0, 4.0)},
     "neutral-0.2": {"arm_confidence_neutral": 0.2},
@@ -185,12 +184,10 @@ def dump(
         *((t, "offtopic", set(), r) for t, r in zip(cs.offtopic, off, strict=True)),
     ]
     for text, group, gold, res in groups:
-        query = parse_query(text, tuning.date_slack_days)
-        heavy, weight = query.identifiers, tuning.identifier_weight
         for rank, h in enumerate(res.hits, 1):
             lines.append(json.dumps({
-                "group": group, "rank": rank, "gold": key_of.get(h.id) in gold,
-                "cover": confidence.coverage(query.words, h, heavy=heavy, weight=weight),
+                "group": group, "query": text, "rank": rank, "gold": key_of.get(h.id) in gold,
+                "cover": h.why.coverage,
                 "sim": h.why.similarity, "z": h.why.similarity_z, "conf": h.confidence,
             }))  # fmt: skip
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

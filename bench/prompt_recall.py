@@ -40,7 +40,7 @@ from agents_memory.recall.prompt_acks import is_acknowledgement, search_words
 from agents_memory.recall.prompt_recall import CANDIDATES, PromptRecall, recall_for_prompt
 from agents_memory.recall.search import QueryVector
 from agents_memory.store.search import SearchFilters, SearchHit, SearchTuning, search_memories
-from agents_memory.store.search.confidence import coverage, word_finder
+from agents_memory.store.search.confidence import word_finder
 from agents_memory.store.search.scope import find_user_id
 from agents_memory.store.search.terms import parse_query
 from agents_memory.store.search.words import stem
@@ -132,7 +132,7 @@ def dump(
                     "pid": p.pid, "text": p.text, "key": key_of.get(h.id), "kind": p.kind,
                     "related": p.related, "scope": scope,
                     "rank": rank, "gold": key_of.get(h.id) in p.gold,
-                    "cover": coverage(query.words, h, heavy=query.identifiers, weight=3.0),
+                    "cover": h.why.coverage,
                     "sim": h.why.similarity, "z": h.why.similarity_z, "scover": scover,
                     "half": p.half, "acts": len(h.actions),
                     "all_rare": bool(h.why.all_rare), "fts": h.why.fts_rank is not None,

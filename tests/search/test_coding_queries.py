@@ -76,5 +76,44 @@ def test_a_nonsense_query_is_flagged_weak_and_a_real_one_is_not(
     real = run(conn, "staging proxy port")
     assert not real.weak
     assert real.hits[0].confidence is not None
-    assert real.hits[0].confidence > 10 * SearchTuning().weak_below
+    assert real.hits[0].confidence > 5 * SearchTuning().weak_below
     assert real.as_dict()["results"][0]["confidence"] == real.hits[0].confidence
+
+
+def test_a_hit_holding_the_querys_rare_word_is_surer_than_one_holding_its_common_word(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """With ``rarity_weighting``, a hit's coverage weighs each word of the query by how many
+    rows hold it (the full-text arm's statistics, read back with the search's rows): with 60
+    rows holding "gateway" and one "zanzibar", the turn holding only "zanzibar" covers most of
+    "zanzibar gateway", one holding only "gateway" little; counted alike (the default), both
+    cover half."""
+    ids = add(conn, [*_filler(60), mem("the zanzibar cutover is on friday", age_days=2)])
+    rare = ids[-1]
+    plain = replace(SearchTuning(), coverage_prior=0.0)
+    rarity = run(conn, "zanzibar gateway", limit=10, tuning=replace(plain, rarity_weighting=True))
+    by_id = {h.id: h for h in rarity.hits}
+    common = next(h for h in rarity.hits if h.id != rare)
+    assert rare in by_id and "gateway" in common.message
+    assert (by_id[rare].why.coverage or 0) > 0.75
+    assert (common.why.coverage or 1) < 0.25
+    assert (by_id[rare].confidence or 0) > (common.confidence or 1)
+    alike = run(conn, "zanzibar gateway", limit=10, tuning=plain)
+    assert {h.why.coverage for h in alike.hits} == {0.5}
+
+
+def test_a_word_the_fulltext_configuration_drops_counts_nothing_and_few_words_count_less(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """ "while" is no stop word of the search's own list but one of the full-text
+    configuration's: a hit holding the query's other words covers all of it. The coverage
+    prior (``coverage_prior`` words no hit holds) makes the same share of fewer words less
+    sure."""
+    (mid,) = add(conn, [*_filler(5), mem("the zanzibar cutover failed")])[-1:]
+    plain = replace(SearchTuning(), coverage_prior=0.0)
+    hit = next(h for h in run(conn, "zanzibar cutover while", tuning=plain).hits if h.id == mid)
+    assert hit.why.coverage == 1.0
+    two = next(h for h in run(conn, "zanzibar cutover").hits if h.id == mid)
+    one = next(h for h in run(conn, "zanzibar").hits if h.id == mid)
+    assert one.why.coverage == 0.333 and two.why.coverage == 0.5
+    assert (one.confidence or 1) < (two.confidence or 0)

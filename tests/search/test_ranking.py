@@ -229,13 +229,15 @@ def test_nonsense_says_no_match_and_shows_only_the_few_nearest_never_a_padded_pa
     """The query "xylophone zebra mango" against ten unrelated turns: one wording ("no
     match", why, what is shown) and at most ``weak_shown`` rows, not ten under a weak-match
     note; the numbers are never rounded into "0.02 is below 0.02"."""
-    add(conn, [mem(f"deploy note {i}") for i in range(10)], [near(0, 0.1, i) for i in range(10)])
+    add(
+        conn, [mem(f"deploy note {i}") for i in range(10)], [near(0, 0.1, i + 1) for i in range(10)]
+    )
     result = run(conn, "xylophone zebra mango", unit((0, 1.0)), limit=10)
     assert result.weak and len(result.hits) == SearchTuning().weak_shown
     assert result.note is not None
     assert result.note.startswith("no match: nothing in memory answers this well")
     assert "the 3 nearest are shown, each weak" in result.note
-    assert "0.020 or more" in result.note
+    assert "0.012 or more" in result.note
 
 
 def test_no_query_lists_newest_first(conn: psycopg.Connection[Any]) -> None:

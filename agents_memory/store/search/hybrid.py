@@ -13,6 +13,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from agents_memory.store.search.confidence import TermRarity
 from agents_memory.store.search.rows import HIT_COLUMNS, TAG_JOIN, hybrid_hit
 from agents_memory.store.search.scope import TagFilter, filter_sql
 from agents_memory.store.search.statement import hybrid_statement
@@ -146,6 +147,9 @@ class Hybrid:
     arms: tuple[float | None, ...] = ()
     """The arms' confidence inputs (full-text coverage, best cosine, candidates' mean and
     deviation)."""
+    rarity: TermRarity | None = None
+    """How many rows hold each of the query's terms (``None``: the full-text arm did not run
+    or nothing was found)."""
 
 
 def run_hybrid(
@@ -182,4 +186,8 @@ def run_hybrid(
         None if first[k] is None else float(first[k])
         for k in ("arm_lex", "vec_top", "vec_mean", "vec_sd")
     )
-    return Hybrid(used, hits, fts_hits, float(top) if top is not None else None, arms)
+    rarity = None
+    if first["term_rows"] is not None and first["term_pool"] is not None:
+        counts = tuple(None if n is None else float(n) for n in first["term_rows"])
+        rarity = TermRarity(counts, float(first["term_pool"]))
+    return Hybrid(used, hits, fts_hits, float(top) if top is not None else None, arms, rarity)

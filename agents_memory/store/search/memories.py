@@ -178,7 +178,9 @@ def _ranked(
         context=not filters.by_action,
     )
     fused = rerank(conn, fused, filters.limit, tuning)
-    assessed = assess(query, fused, tuning, scoped=filters.git_root is not None)
+    assessed = assess(
+        query, fused, tuning, scoped=filters.git_root is not None, rarity=hybrid.rarity
+    )
     hits = assessed.hits
     if assessed.weak:
         hits = hits[: tuning.weak_shown]
@@ -219,10 +221,12 @@ def _weak(
     )
     if not fallback and hybrid.hits:
         used = hybrid.used
-        hits = assess(query, hybrid.hits, tuning, scoped=scoped).hits[: tuning.weak_shown]
+        rated = assess(query, hybrid.hits, tuning, scoped=scoped, rarity=hybrid.rarity)
+        hits = rated.hits[: tuning.weak_shown]
         why = _no_match(f"{far}, and no stored text holds these words", hits, tuning)
     else:
-        used, hits = "ilike", assess(query, fallback, tuning, scoped=scoped).hits
+        rated = assess(query, fallback, tuning, scoped=scoped, rarity=hybrid.rarity)
+        used, hits = "ilike", rated.hits
         why = f"weak match: {far}; matched by words instead"
     return SearchResult(
         used=used,

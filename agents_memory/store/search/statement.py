@@ -424,8 +424,9 @@ def result_rows(
     """The final SELECT: ``columns`` of each top hit, then its full-text rank and BM25
     (``fts_rank``, ``fts_score``), vector rank and cosine (``vector_rank``, ``similarity``), the
     fused score, what its context added, its date and project bonus, recency and pinned factors,
-    its score, whether it holds every rare word, and the arms' hit counts and best cosine
-    (``fts_hits``, ``vec_hits``, ``top_similarity``)."""
+    its score, whether it holds every rare word, the arms' hit counts and best cosine
+    (``fts_hits``, ``vec_hits``, ``top_similarity``), their confidence inputs, and how many
+    rows hold each of the query's terms (``term_rows``, ``term_pool``)."""
     w_lex = _lexical_weight(lexical)
     return sql.SQL(
         " SELECT {columns}, f.rank AS fts_rank,"
@@ -436,9 +437,14 @@ def result_rows(
         "  (SELECT count(*) FROM fulltext_hits) AS fts_hits,"
         "  (SELECT count(*) FROM vector_hits) AS vec_hits,"
         "  (SELECT 1 - min(distance) FROM vector_hits) AS top_similarity,"
-        "  ac.lex AS arm_lex, ac.vec_top, ac.vec_mean, ac.vec_sd"
+        "  ac.lex AS arm_lex, ac.vec_top, ac.vec_mean, ac.vec_sd, {rarity}"
         " FROM top_hits tp JOIN memory m ON m.id = tp.id LEFT JOIN fulltext_hits f"
         "  ON f.id = tp.id LEFT JOIN vector_hits v ON v.id = tp.id CROSS JOIN arm_confidence ac"
         " {tag_join}"
         " ORDER BY tp.score DESC, m.message_at DESC, m.id DESC"
-    ).format(columns=columns, w_lex=w_lex, tag_join=tag_join)
+    ).format(
+        columns=columns,
+        w_lex=w_lex,
+        tag_join=tag_join,
+        rarity=fulltext.TERM_ROWS if lexical else fulltext.NO_TERM_ROWS,
+    )

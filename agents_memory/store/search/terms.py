@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from agents_memory.store.search.words import WORD, content_of, identifier_words
+from agents_memory.store.search.words import WORD, content_of, identifier_words, stem
 
 MAX_TERMS = 32
 
@@ -57,12 +57,8 @@ def _terms_of(words: list[str], lowered: str) -> QueryTerms:
     patterns of ``lowered`` (the query, lower-cased)."""
     terms: list[str] = []
     for word in words:
-        hangul = bool(_HANGUL.search(word))
-        stem = _strip_particle(word) if hangul else word
-        if len(stem) < 2:
-            continue
-        term = f"'{stem}':*" if hangul else f"'{stem}'"
-        if term not in terms:
+        term = _term_of(word)
+        if term is not None and term not in terms:
             terms.append(term)
     patterns: list[str] = []
     for raw in lowered.split():
@@ -79,6 +75,15 @@ def _terms_of(words: list[str], lowered: str) -> QueryTerms:
     tsquery = " | ".join(kept) or None
     tsquery_all = " & ".join(kept) if len(kept) > 1 else None
     return QueryTerms(tsquery, tuple(kept), tsquery_all, tuple(patterns[:MAX_TERMS]))
+
+
+def _term_of(word: str) -> str | None:
+    """The full-text term of one word of the query (``None``: too short to be one)."""
+    hangul = bool(_HANGUL.search(word))
+    stem = _strip_particle(word) if hangul else word
+    if len(stem) < 2:
+        return None
+    return f"'{stem}':*" if hangul else f"'{stem}'"
 
 
 def _strip_particle(word: str) -> str:
@@ -223,6 +228,11 @@ class ParsedQuery:
     identifiers: frozenset[str] = frozenset()
     """The content words written like code (:func:`.words.identifier_words`): a hit holding
     them covers more of the query."""
+    word_terms: tuple[tuple[str, int], ...] = ()
+    """Each content word (stemmed, as in :attr:`words`) with the place (0 = first) in
+    ``terms.terms`` of a full-text term written as it: how rare the word is comes from that
+    term's statistics (:class:`~agents_memory.store.search.confidence.TermRarity`). A stem two
+    words share is listed for each."""
 
 
 def parse_query(text: str, date_slack_days: float) -> ParsedQuery:
@@ -232,6 +242,7 @@ def parse_query(text: str, date_slack_days: float) -> ParsedQuery:
     words = WORD.findall(lowered)
     anchors, date_words = named_dates(lowered)
     terms = _terms_of(words, lowered)
+    content = content_of(words)
     return ParsedQuery(
         text=text,
         terms=terms,
@@ -241,6 +252,21 @@ def parse_query(text: str, date_slack_days: float) -> ParsedQuery:
         dates=widened(anchors, date_slack_days),
         anchors=anchors,
         projects=project_words(lowered),
-        words=content_of(words),
+        words=content,
         identifiers=identifier_words(text),
+        word_terms=_word_terms(words, content, terms.terms),
     )
+
+
+def _word_terms(
+    words: list[str], content: frozenset[str], terms: tuple[str, ...]
+) -> tuple[tuple[str, int], ...]:
+    """(content word, place of its term in ``terms``) for each of ``words`` that is both."""
+    place = {term: i for i, term in enumerate(terms)}
+    out: list[tuple[str, int]] = []
+    for word in words:
+        term = _term_of(word)
+        pair = (stem(word), place.get(term, -1) if term is not None else -1)
+        if pair[0] in content and pair[1] >= 0 and pair not in out:
+            out.append(pair)
+    return tuple(out)

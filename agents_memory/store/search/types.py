@@ -143,32 +143,48 @@ class SearchTuning:
     project_weight: float = 0.6
     """Added for turns of a project the query names (a directory of the turn's working
     directory, or its project tag, is a word of the query)."""
-    confidence_weights: tuple[float, float, float, float] = (-6.29, 5.54, 7.09, 0.82)
+    confidence_weights: tuple[float, float, float, float] = (-5.78, 5.94, 11.98, 0.82)
     """(bias, weight of the query coverage, weight of the cosine, cosine centre) of a hit's
     confidence (:mod:`agents_memory.store.search.confidence`): a logistic regression of "this
     hit is the gold turn" fitted on the coding set's tuning half (``bench/coding_recall.py
-    --dump``, its ``real-tuning`` hits; refitted 2026-12-05 on today's ranking: it was
+    --dump``, its ``real-tuning`` hits, ``bench/fit_confidence.py``; refitted 2026-12-05 with
+    the coverage prior and the stop words at 0: it was (-6.29, 5.54, 7.09), before that
     (-5.47, 4.74, 4.66)). With near-duplicates in the pool a right answer often reads 0.1-0.3.
     The hit's cosine against its query's candidates' spread (``MatchWhy.similarity_z``) and
     the words its session holds were tried as more inputs and left out: no gain on the tuning
     halves (bench/RESULTS.md, per-prompt recall)."""
-    weak_below: float = 0.02
+    weak_below: float = 0.012
     """A search whose best hit's confidence is below this says its matches are weak. On the
-    coding set's tuning half: every nonsense and off-topic query is at 0.006 or below, every
-    real question's best hit at 0.030 or more (with the weights refitted 2026-12-05)."""
+    coding set's tuning half: every nonsense and off-topic query is at 0.0074 or below, every
+    real question's best hit at 0.018 or more (with the weights refitted 2026-12-05; 0.02
+    between 0.006 and 0.030 before)."""
     identifier_weight: float = 3.0
     """In a hit's coverage of the query (:mod:`.confidence`), a word written like code
     (``loadTaxRates``, ``E4821``, ``orders_ref_key``) counts this many times: it names one
     thing. Per-prompt recall, tuning half (``bench/prompt_recall.py``), at the same silence:
     the related prompts given their memory 0.63 with 1, 0.78 with 3."""
-    speak_above: float = 0.08
+    rarity_weighting: bool = False
+    """In a hit's coverage of the query (:mod:`.confidence`), each word counts as rare as the
+    full-text arm found it (BM25's idf, relative to the query's other words): a hit holding the
+    query's rare words is strong evidence, one holding only its common words weak. Measured
+    and left off (bench/RESULTS.md, per-prompt recall): the words a prompt adds around its
+    subject ("hit", "bug", "settle", "size") are the rarest in a memory, so they weigh most
+    and no hit holds them; per-prompt recall, tuning half, 0.61 of the related prompts given
+    their memory against 0.77 with every word alike (weights refitted each way)."""
+    coverage_prior: float = 2.0
+    """A hit's coverage counts this many more words of the query, which no hit holds
+    (:func:`~.confidence.coverage`): a share rests on the number of words it was counted on,
+    so one word of a two-word prompt ("happy friday!") is weaker evidence than six of a
+    ten-word question. Per-prompt recall, tuning half (weights refitted, bar chosen each
+    time): the related prompts given their memory 0.77 / 0.81 / 0.83 / 0.82 with 0 / 1 / 2 /
+    3 (bench/RESULTS.md)."""
+    speak_above: float = 0.04
     """Memory offered unasked (a per-prompt recall, :mod:`agents_memory.recall.prompt_recall`)
     needs a hit of at least this confidence: the same calibrated confidence as ``weak_below``,
     a stricter bar, since a wrong memory added to a prompt costs more than a weak search the
     agent asked for. The lowest bar keeping 97 % of the unrelated prompts of
-    ``bench/prompt_recall.py``'s tuning half silent (0.07 keeps 94 %, 0.08 all; the related
-    prompts given their memory: 0.78 / 0.77 / 0.77 / 0.69 at 0.05 / 0.07 / 0.08 / 0.09;
-    bench/RESULTS.md)."""
+    ``bench/prompt_recall.py``'s tuning half silent (0.03 keeps 92 %, 0.04 98 %; the related
+    prompts given their memory: 0.85 / 0.83 / 0.76 at 0.03 / 0.04 / 0.05; bench/RESULTS.md)."""
     weak_shown: int = 3
     """How many hits a search with no good match still shows, each with its (low) confidence:
     a few nearest, never a full page of unrelated rows under a note."""
@@ -289,6 +305,9 @@ class MatchWhy:
     """ILIKE fallback: how many of the query's words the message contains."""
     action_rank: int | None = None
     """The turn's place in the actions arm (by its best action's full-text score)."""
+    coverage: float | None = None
+    """The share of the query's words the hit holds, each weighed by its rarity (its
+    confidence's input, :func:`~agents_memory.store.search.confidence.coverage`)."""
 
 
 @dataclass(frozen=True, slots=True)

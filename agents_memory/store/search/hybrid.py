@@ -13,6 +13,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from agents_memory.store.search.fulltext_ahead import FulltextAhead, given_part
 from agents_memory.store.search.rows import HIT_COLUMNS, TAG_JOIN, hybrid_hit
 from agents_memory.store.search.scope import TagFilter, filter_sql
 from agents_memory.store.search.statement import hybrid_statement
@@ -99,16 +100,26 @@ def generic_plans(conn: psycopg.Connection[Any]) -> Iterator[None]:
     block's statements and the setting put back go to the server in one round trip (the value
     before is kept on the server, so the client need not wait for it); their rows are read after
     the block. (A libpq older than 14 has no pipeline: then three round trips, same result.)"""
-    with conn.pipeline() if psycopg.Pipeline.is_supported() else nullcontext():
-        conn.execute(
-            "SELECT set_config('agents_memory.plan_cache_mode', current_setting('plan_cache_mode'),"
-            " true), set_config('plan_cache_mode', 'force_generic_plan', true)"
-        )
+    with (
+        conn.pipeline() if psycopg.Pipeline.is_supported() else nullcontext(),
+        generic_plans_sent(conn),
+    ):
         yield
-        conn.execute(
-            "SELECT set_config('plan_cache_mode',"
-            " current_setting('agents_memory.plan_cache_mode'), true)"
-        )
+
+
+@contextmanager
+def generic_plans_sent(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """:func:`generic_plans` in the caller's pipeline (the setting and the setting put back
+    sent around the block's statements, none of their rows read)."""
+    conn.execute(
+        "SELECT set_config('agents_memory.plan_cache_mode', current_setting('plan_cache_mode'),"
+        " true), set_config('plan_cache_mode', 'force_generic_plan', true)"
+    )
+    yield
+    conn.execute(
+        "SELECT set_config('plan_cache_mode',"
+        " current_setting('agents_memory.plan_cache_mode'), true)"
+    )
 
 
 def search_statement(
@@ -118,8 +129,10 @@ def search_statement(
     filters: SearchFilters,
     tag: TagFilter | None,
     tuning: SearchTuning,
+    ahead: FulltextAhead | None = None,
 ) -> tuple[sql.Composed, dict[str, Any]]:
-    """The hybrid statement for ``user_id``'s search of ``query`` and its parameters."""
+    """The hybrid statement for ``user_id``'s search of ``query`` and its parameters (with
+    ``ahead``, the full-text arm's results read instead of the arm run)."""
     return hybrid_statement(
         terms=query.terms,
         date_terms=query.date_terms,
@@ -132,6 +145,7 @@ def search_statement(
         tuning=tuning,
         columns=HIT_COLUMNS,
         tag_join=TAG_JOIN,
+        given=None if ahead is None else given_part(ahead, query, tuning),
     )
 
 
@@ -156,9 +170,14 @@ def run_hybrid(
     filters: SearchFilters,
     tag: TagFilter | None,
     tuning: SearchTuning,
+    ahead: FulltextAhead | None = None,
 ) -> Hybrid:
-    """Run the hybrid statement (prepared and planned once when :func:`plan_once`)."""
-    statement, params = search_statement(user_id, query, vector, filters, tag, tuning)
+    """Run the hybrid statement (prepared and planned once when :func:`plan_once`); with
+    ``ahead`` (the full-text arm run for a search with a vector, or without, as this one),
+    the rest of it."""
+    if ahead is not None and ahead.with_vector != (vector is not None):
+        ahead = None  # the vector did not come: the arm runs again, weighted for that
+    statement, params = search_statement(user_id, query, vector, filters, tag, tuning, ahead)
     cur = conn.cursor(row_factory=dict_row)
     if plan_once(filters, tuning):
         # Prepared: planned once per connection for any words, then only executed.

@@ -53,17 +53,22 @@ def hybrid_statement(
     tuning: SearchTuning,
     columns: sql.Composable,
     tag_join: sql.Composable,
+    given: Part | None = None,
 ) -> tuple[sql.Composed, dict[str, Any]]:
     """The one retrieval statement and its parameters.
 
     The filters (``where``) and the row counts that shape the plan are written into the text;
     the parameters are only what changes from one query to the next (the words, the vector, the
     dates, the page size), so the statement can be planned once for every query of the same
-    shape."""
+    shape. ``given``: the full-text arm as it ran ahead
+    (:func:`~agents_memory.store.search.fulltext_ahead.given_part`), read instead of run."""
     pool = tuning.pool(filters.limit)
     lexical = fulltext.runs(terms, tuning)
+    arm = given or fulltext.fulltext_arm(
+        terms, where, tuning, pool=pool, with_vector=vector is not None
+    )
     parts = (
-        fulltext.fulltext_arm(terms, where, tuning, pool=pool, with_vector=vector is not None),
+        arm,
         vector_arm(vector, where, pool),
         date_arm(anchors, where, tuning, worded=lexical),
         neighbours(where, tuning),
@@ -74,6 +79,7 @@ def hybrid_statement(
             anchors=anchors,
             projects=projects,
             tuning=tuning,
+            given=given is not None,
         ),
     )
     params: dict[str, Any] = {
@@ -218,9 +224,11 @@ def fusion(
     anchors: tuple[tuple[datetime, datetime], ...] = (),
     projects: tuple[str, ...] = (),
     tuning: SearchTuning,
+    given: bool = False,
 ) -> Part:
     """The rows in play scored by both arms, fused, given their context, date and project
-    bonus, and the best ``limit`` of them (``top_hits``)."""
+    bonus, and the best ``limit`` of them (``top_hits``); ``given``: the full-text arm ran
+    ahead (its coverage is a parameter)."""
     dated, date_params = date_bonus(dates, tuning, anchors)
     named, project_params = project_bonus(projects, tuning)
     halflife = tuning.recency_halflife_days
@@ -243,7 +251,7 @@ def fusion(
         vec_z1=tuning.vector_z[1],
     )
     ctes = (
-        arm_confidence(lexical, with_vector, tuning.arm_weighting),
+        arm_confidence(lexical, with_vector, tuning.arm_weighting, given=given),
         _in_play(with_vector),
         cte(
             "in_play_bm25",

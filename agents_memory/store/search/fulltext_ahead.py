@@ -1,0 +1,159 @@
+"""The full-text arm run ahead of the rest of the hybrid statement.
+
+The arm needs no query vector, so it goes to the server in the search's first round trip, while
+the caller is still embedding the query (:mod:`agents_memory.store.search.memories`). What the
+rest of the statement reads of it comes back as one row (:class:`FulltextAhead`): its hits and
+their BM25 in rank order, each query term with its rarity (idf), the arm's weight, the floor of
+its normalisation, the mean document length, the query's rare words and the arm's coverage of
+them (its confidence, :mod:`agents_memory.store.search.arms`). The hybrid statement then takes
+them as parameters (:func:`given_part`) and only walks the HNSW index, the neighbours and the
+fusion once the vector is there. The arithmetic is the same and so are the bits: floats travel
+exactly (PostgreSQL prints a ``float8`` in its shortest exact form, Python reads it back as the
+same double), a BM25 the rest of the statement needs for a row in play that is not one of the
+arm's hits is computed by the same expression in the same term order as a candidate's was
+(:func:`agents_memory.store.search.fulltext.bm25_in_play`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+
+from agents_memory.store.search import fulltext
+from agents_memory.store.search.arms import lexical_coverage
+from agents_memory.store.search.ctes import Part, cte
+from agents_memory.store.search.terms import ParsedQuery
+from agents_memory.store.search.types import SearchTuning
+
+
+@dataclass(frozen=True, slots=True)
+class FulltextAhead:
+    """What the full-text arm found, as the rest of the hybrid statement reads it."""
+
+    with_vector: bool
+    """Whether it was run for a search with the vector arm (its weight and rare-word scan
+    depend on that; a search whose vector did not come runs the arm again, in one statement)."""
+    ids: list[int]
+    bm25: list[float]
+    terms: list[str]
+    ords: list[int]
+    idfs: list[float]
+    w_lex: float
+    lex_floor: float
+    avgdl: float
+    all_rare: str | None
+    lex: float | None
+
+
+def send_fulltext(
+    conn: psycopg.Connection[Any],
+    query: ParsedQuery,
+    where: sql.Composable,
+    tuning: SearchTuning,
+    *,
+    limit: int,
+    with_vector: bool,
+    prepare: bool,
+) -> psycopg.Cursor[dict[str, Any]]:
+    """Send the arm's statement (planned once per connection and shape when ``prepare``, in
+    the caller's generic-plan block) and return its cursor, read by :func:`read_fulltext`: in a
+    pipeline it travels with the statements sent beside it."""
+    part = fulltext.fulltext_arm(
+        query.terms, where, tuning, pool=tuning.pool(limit), with_vector=with_vector
+    )
+    params = {
+        **part.params,
+        "arm_top": tuning.arm_top,
+        "date_terms": list(query.date_terms),
+    }
+    statement = (
+        sql.SQL("WITH ")
+        + sql.SQL(", ").join(part.ctes)
+        + sql.SQL(
+            " SELECT (SELECT array_agg(h.id ORDER BY h.rank) FROM fulltext_hits h) AS ids,"
+            " (SELECT array_agg(h.bm25 ORDER BY h.rank) FROM fulltext_hits h) AS bm25,"
+            " (SELECT array_agg(t.q::text ORDER BY t.ord) FROM term_stats t) AS terms,"
+            " (SELECT array_agg(t.ord ORDER BY t.ord) FROM term_stats t) AS ords,"
+            " (SELECT array_agg(t.idf ORDER BY t.ord) FROM term_stats t) AS idfs,"
+            " fq.w_lex, fq.lex_floor, fq.avgdl, (SELECT r.q::text FROM all_rare r) AS all_rare,"
+            " {lex} AS lex FROM fulltext_query fq"
+        ).format(lex=lexical_coverage())
+    )
+    cur = conn.cursor(row_factory=dict_row)
+    cur.execute(statement, params, prepare=prepare)
+    return cur
+
+
+def read_fulltext(cur: psycopg.Cursor[dict[str, Any]], *, with_vector: bool) -> FulltextAhead:
+    """The row :func:`send_fulltext` sent for."""
+    row = cur.fetchone()
+    assert row is not None  # one row: the arm's query row always has one
+    return FulltextAhead(
+        with_vector=with_vector,
+        ids=list(row["ids"] or ()),
+        bm25=list(row["bm25"] or ()),
+        terms=list(row["terms"] or ()),
+        ords=list(row["ords"] or ()),
+        idfs=list(row["idfs"] or ()),
+        w_lex=float(row["w_lex"]),
+        lex_floor=float(row["lex_floor"]),
+        avgdl=float(row["avgdl"]),
+        all_rare=row["all_rare"],
+        lex=None if row["lex"] is None else float(row["lex"]),
+    )
+
+
+def given_part(ahead: FulltextAhead, query: ParsedQuery, tuning: SearchTuning) -> Part:
+    """The full-text arm's CTEs as the rest of the hybrid statement reads them, from what
+    :func:`send_fulltext` found: ``fulltext_hits`` (and ``candidate_scores``, its hits' BM25),
+    ``term_stats``, ``fulltext_query`` and ``all_rare``. The arm's coverage is the parameter
+    ``ft_lex`` (:func:`agents_memory.store.search.arms.arm_confidence`)."""
+    ctes = (
+        cte(
+            "fulltext_hits",
+            sql.SQL(
+                "SELECT h.id, h.bm25, h.rank FROM unnest(%(ft_ids)s::bigint[],"
+                " %(ft_bm25)s::float8[]) WITH ORDINALITY h(id, bm25, rank)"
+            ),
+        ),
+        cte(
+            "candidate_scores",
+            sql.SQL("SELECT h.id, h.bm25 FROM fulltext_hits h"),
+            materialized=False,
+        ),
+        cte(
+            "term_stats",
+            sql.SQL(
+                "SELECT t.q::tsquery AS q, t.ord, t.idf FROM unnest(%(ft_terms)s::text[],"
+                " %(ft_ords)s::bigint[], %(ft_idfs)s::float8[]) t(q, ord, idf)"
+            ),
+        ),
+        cte(
+            "fulltext_query",
+            sql.SQL(
+                "SELECT %(ft_w_lex)s::float8 AS w_lex, %(ft_floor)s::float8 AS lex_floor,"
+                " %(ft_avgdl)s::float8 AS avgdl"
+            ),
+        ),
+        cte("all_rare", sql.SQL("SELECT %(ft_all_rare)s::tsquery AS q")),
+    )
+    params = {
+        "ft_ids": ahead.ids,
+        "ft_bm25": ahead.bm25,
+        "ft_terms": ahead.terms,
+        "ft_ords": ahead.ords,
+        "ft_idfs": ahead.idfs,
+        "ft_w_lex": ahead.w_lex,
+        "ft_floor": ahead.lex_floor,
+        "ft_avgdl": ahead.avgdl,
+        "ft_all_rare": ahead.all_rare,
+        "ft_lex": ahead.lex,
+        "any": query.terms.tsquery,
+        "k1": tuning.bm25_k1,
+        "b": tuning.bm25_b,
+    }
+    return Part(ctes, params)

@@ -9,9 +9,9 @@ them (its confidence, :mod:`agents_memory.store.search.arms`). The hybrid statem
 them as parameters (:func:`given_part`) and only walks the HNSW index, the neighbours and the
 fusion once the vector is there. The arithmetic is the same and so are the bits: floats travel
 exactly (PostgreSQL prints a ``float8`` in its shortest exact form, Python reads it back as the
-same double), a BM25 the rest of the statement needs for a row in play that is not one of the
-arm's hits is computed by the same expression in the same term order as a candidate's was
-(:func:`agents_memory.store.search.fulltext.bm25_in_play`).
+same double). Every candidate's BM25 comes back (at most a few thousand rows in a big scope), so
+the rows in play after the vector arm (:func:`agents_memory.store.search.fulltext.bm25_in_play`)
+need a BM25 computed only when the arm never scored them.
 """
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ class FulltextAhead:
     depend on that; a search whose vector did not come runs the arm again, in one statement)."""
     ids: list[int]
     bm25: list[float]
+    candidates: list[int]
+    """Every candidate the arm scored (its hits are the best of them), by id."""
+    scores: list[float]
+    """Their BM25, in the same order."""
     terms: list[str]
     ords: list[int]
     idfs: list[float]
@@ -76,6 +80,8 @@ def send_fulltext(
         + sql.SQL(
             " SELECT (SELECT array_agg(h.id ORDER BY h.rank) FROM fulltext_hits h) AS ids,"
             " (SELECT array_agg(h.bm25 ORDER BY h.rank) FROM fulltext_hits h) AS bm25,"
+            " (SELECT array_agg(c.id ORDER BY c.id) FROM candidate_scores c) AS candidates,"
+            " (SELECT array_agg(c.bm25 ORDER BY c.id) FROM candidate_scores c) AS scores,"
             " (SELECT array_agg(t.q::text ORDER BY t.ord) FROM term_stats t) AS terms,"
             " (SELECT array_agg(t.ord ORDER BY t.ord) FROM term_stats t) AS ords,"
             " (SELECT array_agg(t.idf ORDER BY t.ord) FROM term_stats t) AS idfs,"
@@ -96,6 +102,8 @@ def read_fulltext(cur: psycopg.Cursor[dict[str, Any]], *, with_vector: bool) -> 
         with_vector=with_vector,
         ids=list(row["ids"] or ()),
         bm25=list(row["bm25"] or ()),
+        candidates=list(row["candidates"] or ()),
+        scores=list(row["scores"] or ()),
         terms=list(row["terms"] or ()),
         ords=list(row["ords"] or ()),
         idfs=list(row["idfs"] or ()),
@@ -109,7 +117,7 @@ def read_fulltext(cur: psycopg.Cursor[dict[str, Any]], *, with_vector: bool) -> 
 
 def given_part(ahead: FulltextAhead, query: ParsedQuery, tuning: SearchTuning) -> Part:
     """The full-text arm's CTEs as the rest of the hybrid statement reads them, from what
-    :func:`send_fulltext` found: ``fulltext_hits`` (and ``candidate_scores``, its hits' BM25),
+    :func:`send_fulltext` found: ``fulltext_hits``, ``candidate_scores`` (every candidate's BM25),
     ``term_stats``, ``fulltext_query`` and ``all_rare``. The arm's coverage is the parameter
     ``ft_lex`` (:func:`agents_memory.store.search.arms.arm_confidence`)."""
     ctes = (
@@ -122,8 +130,10 @@ def given_part(ahead: FulltextAhead, query: ParsedQuery, tuning: SearchTuning) -
         ),
         cte(
             "candidate_scores",
-            sql.SQL("SELECT h.id, h.bm25 FROM fulltext_hits h"),
-            materialized=False,
+            sql.SQL(
+                "SELECT c.id, c.bm25 FROM unnest(%(ft_candidates)s::bigint[],"
+                " %(ft_scores)s::float8[]) c(id, bm25)"
+            ),
         ),
         cte(
             "term_stats",
@@ -144,6 +154,8 @@ def given_part(ahead: FulltextAhead, query: ParsedQuery, tuning: SearchTuning) -
     params = {
         "ft_ids": ahead.ids,
         "ft_bm25": ahead.bm25,
+        "ft_candidates": ahead.candidates,
+        "ft_scores": ahead.scores,
         "ft_terms": ahead.terms,
         "ft_ords": ahead.ords,
         "ft_idfs": ahead.idfs,

@@ -100,7 +100,8 @@ def _both(
             tag = resolve_p_tag(conn, filters.p_tag)
             assert tag is not None
         vector = None if axis is None else unit((axis, 1.0))
-        literal, _ = vector_literal(send_settings(conn, vector is not None, filters, tuning), vector)
+        settings = send_settings(conn, vector is not None, filters, tuning)
+        literal, _ = vector_literal(settings, vector)
         one = run_hybrid(conn, uid, parsed, literal, filters, tag, tuning)
         once = plan_once(filters, tuning)
         where = filter_sql(filters, tag, uid)

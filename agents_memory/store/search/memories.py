@@ -1,8 +1,9 @@
 """``search_memories``: the newest rows without a query; else the hybrid statement, and the
 ILIKE fallback when both of its arms are weak.
 
-The statements that need no query vector (the transaction's settings, the actions arm, the
-sessions' summary text) go to the server together in one round trip before the hybrid
+The statements that need no query vector (the transaction's settings, the hybrid statement's
+full-text arm, :mod:`~agents_memory.store.search.fulltext_ahead`, the actions arm, the sessions'
+summary text) go to the server together in one round trip before the rest of the hybrid
 statement, while the caller may still be embedding the query (a vector given as a callable is
 asked for only then)."""
 

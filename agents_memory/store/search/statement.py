@@ -3,7 +3,9 @@
 One statement per search, assembled from one builder per part:
 
 * the **full-text arm** (:mod:`agents_memory.store.search.fulltext`): the query's terms, how
-  rare each is, and the best rows by BM25 (``fulltext_hits``);
+  rare each is, and the best rows by BM25 (``fulltext_hits``); a search runs it ahead, in its
+  first round trip, and the statement then reads its results from parameters
+  (:mod:`agents_memory.store.search.fulltext_ahead`);
 * the **vector arm** walks the HNSW index (``vector_hits``);
 * the **date arm**: the turns of the days the query names (``date_hits``), candidates like
   the arms' (never capped as lifted by their context alone);

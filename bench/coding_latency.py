@@ -8,7 +8,10 @@ keeps it). For each question, interleaved: the tool call (``search_memory`` with
 limit 10: the query embedded, searched, the result built and serialised, and checked by the
 client against the tool's output schema, as the SDK's client does), that check alone again, the
 query embedded alone by the same embedder, and the store's search alone with that vector, with
-this tuning and with the fixed weights of before issue 36 (the baseline).
+this tuning and with the fixed weights of before issue 36 (the baseline). Then the search as the
+tool runs it without MCP (the query embedded on a thread while the statements that need no
+vector are sent), with the full-text arm in that first round trip and, the baseline, after the
+vector in the one hybrid statement (``SearchTuning.fulltext_ahead`` off), in alternating order.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import anyio
@@ -23,7 +27,7 @@ from mcp import Client
 from mcp.types import Implementation
 
 from agents_memory.config import Settings
-from agents_memory.recall.search import prepare_search
+from agents_memory.recall.search import PendingVector, embed_query, prepare_search
 from agents_memory.recall.search_request import SearchRequest
 from agents_memory.recall.state import ServerState, open_state
 from agents_memory.server.app import create_server
@@ -36,6 +40,8 @@ COLUMNS = (
     "query embedded alone",
     "search alone",
     "search alone, fixed weights",
+    "search, query embedded meanwhile",
+    "search, query embedded meanwhile, full-text arm after the vector (before)",
 )
 HEADERS = ["what is timed", "queries", "p50 ms", "p95 ms", "p99 ms"]
 
@@ -78,7 +84,30 @@ async def _timed(
             seconds[COLUMNS[2]].append(time.perf_counter() - started)
             for name, variant in ((COLUMNS[3], tuning), (COLUMNS[4], fixed)):
                 seconds[name].append(_search_alone(state, text, vector, variant))
+            pair = [(COLUMNS[5], tuning), (COLUMNS[6], replace(tuning, fulltext_ahead=False))]
+            for name, variant in pair if len(seconds[COLUMNS[5]]) % 2 else pair[::-1]:
+                seconds[name].append(_search_embedded(state, text, variant))
     return seconds
+
+
+def _search_embedded(state: ServerState, text: str, tuning: SearchTuning) -> float:
+    """The store's search of ``text`` as the tool runs it: the query embedded on a thread
+    (:class:`~agents_memory.recall.search.PendingVector`) while the statements that need no
+    vector are sent (seconds)."""
+    request = prepare_search(
+        SearchRequest.build(query=text, limit=10), device_name=None, now=datetime.now(UTC)
+    )
+    embedder = state.embedder()
+    with state.pool.connection() as conn:
+        started = time.perf_counter()
+        if embedder is not None:
+            embedder.expect_query()
+        pending = PendingVector(partial(embed_query, embedder, request.text))
+        search_memories(
+            conn, state.user_id, query=request.text, query_vector=pending.vector,
+            filters=request.filters, tuning=tuning,
+        )  # fmt: skip
+        return time.perf_counter() - started
 
 
 def _search_alone(state: ServerState, text: str, vector: Any, tuning: SearchTuning) -> float:

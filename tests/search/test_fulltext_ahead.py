@@ -7,6 +7,7 @@ sample (the rare-word scans run) or not."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -172,3 +173,17 @@ def test_a_search_sends_the_arm_ahead_of_the_vector(conn: psycopg.Connection[Any
 
     result = run(conn, "zeppelin hangar checklist", later, tuning=SearchTuning())
     assert seen == [1] and result.vector_used and result.hits
+
+
+@pytest.mark.parametrize("tuning", [SearchTuning(), _SAMPLED], ids=["whole-scope", "sampled"])
+def test_the_whole_search_finds_the_same_with_the_arm_ahead_or_after_the_vector(
+    conn: psycopg.Connection[Any], tuning: SearchTuning
+) -> None:
+    """The same result whole (hits, their scores and confidences, the sessions, the notes),
+    the vector given first or asked for later."""
+    _corpus(conn)
+    after = replace(tuning, fulltext_ahead=False)
+    for query, axis, filters in _QUERIES:
+        vector = None if axis is None else unit((axis, 1.0))
+        ahead = run(conn, query, (lambda v=vector: v), tuning=tuning, **filters)
+        assert ahead == run(conn, query, vector, tuning=after, **filters), (query, filters)

@@ -119,7 +119,7 @@ def _first_round(
     where = filter_sql(filters, tag, user_id)
     terms = action_terms(parsed.text)
     deep, deep_tuning = widened(filters, tuning)
-    lexical = fulltext.runs(parsed.terms, deep_tuning)
+    lexical = tuning.fulltext_ahead and fulltext.runs(parsed.terms, deep_tuning)
     once = plan_once(deep, deep_tuning)
     with _pipeline(conn):
         settings = send_settings(conn, hnsw, filters, tuning)

@@ -7,11 +7,14 @@ their BM25 in rank order, each query term with its rarity (idf), the arm's weigh
 its normalisation, the mean document length, the query's rare words and the arm's coverage of
 them (its confidence, :mod:`agents_memory.store.search.arms`). The hybrid statement then takes
 them as parameters (:func:`given_part`) and only walks the HNSW index, the neighbours and the
-fusion once the vector is there. The arithmetic is the same and so are the bits: floats travel
-exactly (PostgreSQL prints a ``float8`` in its shortest exact form, Python reads it back as the
-same double). Every candidate's BM25 comes back (at most a few thousand rows in a big scope), so
-the rows in play after the vector arm (:func:`agents_memory.store.search.fulltext.bm25_in_play`)
-need a BM25 computed only when the arm never scored them.
+fusion once the vector is there. The arithmetic is the same and so are the bits: the values
+travel as PostgreSQL's own text of them (arrays and numbers as it prints them, handed back
+untouched, never parsed in Python), and a ``float8`` prints in its shortest exact form (the
+transaction's ``extra_float_digits``, :func:`~agents_memory.store.search.hybrid.send_settings`),
+so it reads back as the same double. Every candidate's BM25 comes back (at most a few thousand
+rows in a big scope), so the rows in play after the vector arm
+(:func:`agents_memory.store.search.fulltext.bm25_in_play`) need a BM25 computed only when the arm
+never scored them.
 """
 
 from __future__ import annotations
@@ -32,25 +35,31 @@ from agents_memory.store.search.types import SearchTuning
 
 @dataclass(frozen=True, slots=True)
 class FulltextAhead:
-    """What the full-text arm found, as the rest of the hybrid statement reads it."""
+    """What the full-text arm found, as the rest of the hybrid statement reads it: each value
+    as PostgreSQL's text of it (an array literal, a number; ``None``: SQL ``NULL``)."""
 
     with_vector: bool
     """Whether it was run for a search with the vector arm (its weight and rare-word scan
     depend on that; a search whose vector did not come runs the arm again, in one statement)."""
-    ids: list[int]
-    bm25: list[float]
-    candidates: list[int]
-    """Every candidate the arm scored (its hits are the best of them), by id."""
-    scores: list[float]
-    """Their BM25, in the same order."""
-    terms: list[str]
-    ords: list[int]
-    idfs: list[float]
-    w_lex: float
-    lex_floor: float
-    avgdl: float
-    all_rare: str | None
-    lex: float | None
+    values: dict[str, str | None]
+    """The parameters of :func:`given_part`'s CTEs (:data:`VALUES`), by name."""
+
+
+VALUES = (
+    ("ft_ids", "(SELECT array_agg(h.id ORDER BY h.rank) FROM fulltext_hits h)"),
+    ("ft_bm25", "(SELECT array_agg(h.bm25 ORDER BY h.rank) FROM fulltext_hits h)"),
+    ("ft_candidates", "(SELECT array_agg(c.id ORDER BY c.id) FROM candidate_scores c)"),
+    ("ft_scores", "(SELECT array_agg(c.bm25 ORDER BY c.id) FROM candidate_scores c)"),
+    ("ft_terms", "(SELECT array_agg(t.q::text ORDER BY t.ord) FROM term_stats t)"),
+    ("ft_ords", "(SELECT array_agg(t.ord ORDER BY t.ord) FROM term_stats t)"),
+    ("ft_idfs", "(SELECT array_agg(t.idf ORDER BY t.ord) FROM term_stats t)"),
+    ("ft_w_lex", "fq.w_lex"),
+    ("ft_floor", "fq.lex_floor"),
+    ("ft_avgdl", "fq.avgdl"),
+    ("ft_all_rare", "(SELECT r.q FROM all_rare r)"),
+)
+"""What the rest of the statement reads of the arm: each parameter of :func:`given_part` and
+the expression (over the arm's CTEs) that gives it; and ``ft_lex``, the arm's coverage."""
 
 
 def send_fulltext(
@@ -74,20 +83,14 @@ def send_fulltext(
         "arm_top": tuning.arm_top,
         "date_terms": list(query.date_terms),
     }
+    columns: list[sql.Composable] = [sql.SQL(f"{expr}::text AS {name}") for name, expr in VALUES]
+    columns.append(sql.SQL("{lex}::text AS ft_lex").format(lex=lexical_coverage()))
     statement = (
         sql.SQL("WITH ")
         + sql.SQL(", ").join(part.ctes)
-        + sql.SQL(
-            " SELECT (SELECT array_agg(h.id ORDER BY h.rank) FROM fulltext_hits h) AS ids,"
-            " (SELECT array_agg(h.bm25 ORDER BY h.rank) FROM fulltext_hits h) AS bm25,"
-            " (SELECT array_agg(c.id ORDER BY c.id) FROM candidate_scores c) AS candidates,"
-            " (SELECT array_agg(c.bm25 ORDER BY c.id) FROM candidate_scores c) AS scores,"
-            " (SELECT array_agg(t.q::text ORDER BY t.ord) FROM term_stats t) AS terms,"
-            " (SELECT array_agg(t.ord ORDER BY t.ord) FROM term_stats t) AS ords,"
-            " (SELECT array_agg(t.idf ORDER BY t.ord) FROM term_stats t) AS idfs,"
-            " fq.w_lex, fq.lex_floor, fq.avgdl, (SELECT r.q::text FROM all_rare r) AS all_rare,"
-            " {lex} AS lex FROM fulltext_query fq"
-        ).format(lex=lexical_coverage())
+        + sql.SQL(" SELECT ")
+        + sql.SQL(", ").join(columns)
+        + sql.SQL(" FROM fulltext_query fq")
     )
     cur = conn.cursor(row_factory=dict_row)
     cur.execute(statement, params, prepare=prepare)
@@ -95,24 +98,10 @@ def send_fulltext(
 
 
 def read_fulltext(cur: psycopg.Cursor[dict[str, Any]], *, with_vector: bool) -> FulltextAhead:
-    """The row :func:`send_fulltext` sent for."""
+    """The row :func:`send_fulltext` sent for (its values as the server printed them)."""
     row = cur.fetchone()
     assert row is not None  # one row: the arm's query row always has one
-    return FulltextAhead(
-        with_vector=with_vector,
-        ids=list(row["ids"] or ()),
-        bm25=list(row["bm25"] or ()),
-        candidates=list(row["candidates"] or ()),
-        scores=list(row["scores"] or ()),
-        terms=list(row["terms"] or ()),
-        ords=list(row["ords"] or ()),
-        idfs=list(row["idfs"] or ()),
-        w_lex=float(row["w_lex"]),
-        lex_floor=float(row["lex_floor"]),
-        avgdl=float(row["avgdl"]),
-        all_rare=row["all_rare"],
-        lex=None if row["lex"] is None else float(row["lex"]),
-    )
+    return FulltextAhead(with_vector=with_vector, values=dict(row))
 
 
 def given_part(ahead: FulltextAhead, query: ParsedQuery, tuning: SearchTuning) -> Part:
@@ -152,18 +141,7 @@ def given_part(ahead: FulltextAhead, query: ParsedQuery, tuning: SearchTuning) -
         cte("all_rare", sql.SQL("SELECT %(ft_all_rare)s::tsquery AS q")),
     )
     params = {
-        "ft_ids": ahead.ids,
-        "ft_bm25": ahead.bm25,
-        "ft_candidates": ahead.candidates,
-        "ft_scores": ahead.scores,
-        "ft_terms": ahead.terms,
-        "ft_ords": ahead.ords,
-        "ft_idfs": ahead.idfs,
-        "ft_w_lex": ahead.w_lex,
-        "ft_floor": ahead.lex_floor,
-        "ft_avgdl": ahead.avgdl,
-        "ft_all_rare": ahead.all_rare,
-        "ft_lex": ahead.lex,
+        **ahead.values,
         "any": query.terms.tsquery,
         "k1": tuning.bm25_k1,
         "b": tuning.bm25_b,

@@ -28,7 +28,8 @@ def prepare_session(
     tuning: SearchTuning,
 ) -> tuple[str | None, str | None]:
     """One round trip before the search: the transaction's settings (no stop-word notices;
-    iterative HNSW scans, so filtered rows are replaced and never starve the page) and the
+    a ``float8`` printed in its shortest exact form whatever the server's default; iterative
+    HNSW scans, so filtered rows are replaced and never starve the page) and the
     vector column's dimensions. Returns the query vector as a ``halfvec`` literal, or ``None``
     and why not."""
     cur = send_settings(conn, query_vector is not None, filters, tuning)
@@ -43,6 +44,7 @@ def send_settings(
     sent beside it."""
     return conn.execute(
         "SELECT set_config('client_min_messages', 'warning', true),"
+        " set_config('extra_float_digits', '3', true),"
         " CASE WHEN %(hnsw)s THEN set_config('hnsw.iterative_scan', 'relaxed_order', true) END,"
         " CASE WHEN %(hnsw)s THEN set_config('hnsw.ef_search', %(ef)s, true) END,"
         " CASE WHEN %(hnsw)s THEN set_config('hnsw.max_scan_tuples', %(tuples)s, true) END,"
@@ -64,7 +66,7 @@ def vector_literal(
     row = settings.fetchone()
     if query_vector is None:
         return None, None
-    dim = int(row[4]) if row is not None and row[4] is not None and int(row[4]) > 0 else None
+    dim = int(row[5]) if row is not None and row[5] is not None and int(row[5]) > 0 else None
     return _usable_vector(dim, query_vector)
 
 

@@ -29,6 +29,7 @@ from psycopg.rows import dict_row
 from agents_memory.store.search import fulltext
 from agents_memory.store.search.arms import lexical_coverage
 from agents_memory.store.search.ctes import Part, cte
+from agents_memory.store.search.statement import date_arm, neighbours
 from agents_memory.store.search.terms import ParsedQuery
 from agents_memory.store.search.types import SearchTuning
 
@@ -57,7 +58,17 @@ VALUES = (
     ("ft_floor", "fq.lex_floor"),
     ("ft_avgdl", "fq.avgdl"),
     ("ft_all_rare", "(SELECT r.q FROM all_rare r)"),
+    ("dh_ids", "(SELECT array_agg(d.id) FROM date_hits d)"),
+    ("dh_worded", "(SELECT array_agg(d.worded) FROM date_hits d)"),
 )
+NEIGHBOURS = (
+    ("nb_seeds", "(SELECT array_agg(s.id) FROM neighbour_seeds s)"),
+    ("nb_anchors", "(SELECT array_agg(n.anchor ORDER BY n.anchor, n.id) FROM neighbours n)"),
+    ("nb_ids", "(SELECT array_agg(n.id ORDER BY n.anchor, n.id) FROM neighbours n)"),
+    ("nb_dists", "(SELECT array_agg(n.dist ORDER BY n.anchor, n.id) FROM neighbours n)"),
+)
+"""The neighbours of the seeds that need no vector (:func:`~agents_memory.store.search.statement.
+neighbours`), when the search has neighbours."""
 """What the rest of the statement reads of the arm: each parameter of :func:`given_part` and
 the expression (over the arm's CTEs) that gives it; and ``ft_lex``, the arm's coverage."""
 
@@ -75,19 +86,24 @@ def send_fulltext(
     """Send the arm's statement (planned once per connection and shape when ``prepare``, in
     the caller's generic-plan block) and return its cursor, read by :func:`read_fulltext`: in a
     pipeline it travels with the statements sent beside it."""
-    part = fulltext.fulltext_arm(
-        query.terms, where, tuning, pool=tuning.pool(limit), with_vector=with_vector
+    parts = (
+        fulltext.fulltext_arm(
+            query.terms, where, tuning, pool=tuning.pool(limit), with_vector=with_vector
+        ),
+        date_arm(query.anchors, where, tuning, worded=True),
+        neighbours(where, tuning, split="ahead"),
     )
     params = {
-        **part.params,
+        **{k: v for part in parts for k, v in part.params.items()},
         "arm_top": tuning.arm_top,
         "date_terms": list(query.date_terms),
     }
-    columns: list[sql.Composable] = [sql.SQL(f"{expr}::text AS {name}") for name, expr in VALUES]
+    shown = VALUES + (NEIGHBOURS if tuning.neighbour_span > 0 else ())
+    columns: list[sql.Composable] = [sql.SQL(f"{expr}::text AS {name}") for name, expr in shown]
     columns.append(sql.SQL("{lex}::text AS ft_lex").format(lex=lexical_coverage()))
     statement = (
         sql.SQL("WITH ")
-        + sql.SQL(", ").join(part.ctes)
+        + sql.SQL(", ").join(c for part in parts for c in part.ctes)
         + sql.SQL(" SELECT ")
         + sql.SQL(", ").join(columns)
         + sql.SQL(" FROM fulltext_query fq")
@@ -139,6 +155,13 @@ def given_part(ahead: FulltextAhead, query: ParsedQuery, tuning: SearchTuning) -
             ),
         ),
         cte("all_rare", sql.SQL("SELECT %(ft_all_rare)s::tsquery AS q")),
+        cte(
+            "date_hits",
+            sql.SQL(
+                "SELECT d.id, d.worded FROM unnest(%(dh_ids)s::bigint[], %(dh_worded)s::boolean[])"
+                " d(id, worded)"
+            ),
+        ),
     )
     params = {
         **ahead.values,

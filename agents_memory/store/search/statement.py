@@ -72,8 +72,11 @@ def hybrid_statement(
     parts = (
         arm,
         vector_arm(vector, where, pool),
-        date_arm(anchors, where, tuning, worded=lexical),
-        neighbours(where, tuning),
+        *(
+            (neighbours(where, tuning, split="after"),)
+            if given
+            else (date_arm(anchors, where, tuning, worded=lexical), neighbours(where, tuning))
+        ),
         fusion(
             lexical=lexical,
             with_vector=vector is not None,
@@ -143,16 +146,26 @@ def date_arm(
     return Part((cte("date_hits", body),), params)
 
 
-def neighbours(where: sql.Composable, tuning: SearchTuning) -> Part:
+def neighbours(where: sql.Composable, tuning: SearchTuning, *, split: str | None = None) -> Part:
     """``neighbours``: (anchor, id, dist) for the session turns up to ``neighbour_span`` either
     side of the best ``min_candidates`` rows of each arm and of as many rows of the named days
-    holding a word of the query (``neighbour_seeds``)."""
+    holding a word of the query (``neighbour_seeds``). ``split="ahead"``: only the seeds that
+    need no vector (the full-text arm's and the named days'), run ahead of it;
+    ``split="after"``: the vector arm's other seeds, the links found ahead (parameters
+    ``nb_seeds``, ``nb_anchors``, ``nb_ids``, ``nb_dists``) added."""
     if tuning.neighbour_span <= 0:
         return Part((NO_NEIGHBOURS,))
-    seeds = sql.SQL(
-        "SELECT id FROM fulltext_hits WHERE rank <= {n} UNION SELECT id FROM vector_hits"
-        " WHERE rank <= {n} UNION (SELECT id FROM date_hits WHERE worded LIMIT {n})"
-    ).format(n=sql.Literal(tuning.min_candidates))
+    ahead = (
+        "SELECT id FROM fulltext_hits WHERE rank <= {n}"
+        " UNION (SELECT id FROM date_hits WHERE worded LIMIT {n})"
+    )
+    seeds = {
+        None: "SELECT id FROM fulltext_hits WHERE rank <= {n} UNION SELECT id FROM vector_hits"
+        " WHERE rank <= {n} UNION (SELECT id FROM date_hits WHERE worded LIMIT {n})",
+        "ahead": ahead,
+        "after": "SELECT id FROM vector_hits WHERE rank <= {n}"
+        " EXCEPT SELECT unnest(%(nb_seeds)s::bigint[])",
+    }[split]
     links = sql.SQL(
         "SELECT s.id AS anchor, n.id, n.dist FROM neighbour_seeds s JOIN memory a ON a.id = s.id"
         " CROSS JOIN LATERAL ("
@@ -167,8 +180,17 @@ def neighbours(where: sql.Composable, tuning: SearchTuning) -> Part:
         "    AND {filters} ORDER BY m.message_at, m.id LIMIT {span}) b) n"
         " WHERE a.session_id IS NOT NULL"
     ).format(filters=where, span=sql.Literal(tuning.neighbour_span))
+    if split == "after":
+        links = links + sql.SQL(
+            " UNION ALL SELECT * FROM unnest(%(nb_anchors)s::bigint[], %(nb_ids)s::bigint[],"
+            " %(nb_dists)s::bigint[])"
+        )
+    seeds_sql = sql.SQL(seeds).format(n=sql.Literal(tuning.min_candidates))
     return Part(
-        (cte("neighbour_seeds", seeds, materialized=False), cte("neighbours", links)),
+        (
+            cte("neighbour_seeds", seeds_sql, materialized=split == "ahead"),
+            cte("neighbours", links),
+        ),
     )
 
 

@@ -8,7 +8,12 @@ keeps it). For each question, interleaved: the tool call (``search_memory`` with
 limit 10: the query embedded, searched, the result built and serialised, and checked by the
 client against the tool's output schema, as the SDK's client does), that check alone again, the
 query embedded alone by the same embedder, and the store's search alone with that vector, with
-this tuning and with the fixed weights of before issue 36 (the baseline).
+this tuning and with the fixed weights of before issue 36 (the baseline). Then the search as the
+tool runs it without MCP (the query embedded on a thread while the statements that need no
+vector are sent), in rotating order: as the product runs it (the full-text arm in that first
+round trip, a core left to it by the embedder), the arm ahead with the embedder's two threads
+whenever the machine looks free, and the baseline of before: the arm after the vector in the
+one hybrid statement (``SearchTuning.fulltext_ahead`` off), two threads whenever free.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import anyio
@@ -23,7 +29,7 @@ from mcp import Client
 from mcp.types import Implementation
 
 from agents_memory.config import Settings
-from agents_memory.recall.search import prepare_search
+from agents_memory.recall.search import PendingVector, embed_query, prepare_search
 from agents_memory.recall.search_request import SearchRequest
 from agents_memory.recall.state import ServerState, open_state
 from agents_memory.server.app import create_server
@@ -36,6 +42,9 @@ COLUMNS = (
     "query embedded alone",
     "search alone",
     "search alone, fixed weights",
+    "search, query embedded meanwhile",
+    "same, two embedding threads when free",
+    "same, full-text arm after the vector, two threads when free (before)",
 )
 HEADERS = ["what is timed", "queries", "p50 ms", "p95 ms", "p99 ms"]
 
@@ -78,7 +87,35 @@ async def _timed(
             seconds[COLUMNS[2]].append(time.perf_counter() - started)
             for name, variant in ((COLUMNS[3], tuning), (COLUMNS[4], fixed)):
                 seconds[name].append(_search_alone(state, text, vector, variant))
+            ways = [
+                (COLUMNS[5], tuning, 1),
+                (COLUMNS[6], tuning, 0),
+                (COLUMNS[7], replace(tuning, fulltext_ahead=False), 0),
+            ]
+            turn = len(seconds[COLUMNS[5]]) % len(ways)
+            for name, variant, spare in ways[turn:] + ways[:turn]:
+                seconds[name].append(_search_embedded(state, text, variant, spare))
     return seconds
+
+
+def _search_embedded(state: ServerState, text: str, tuning: SearchTuning, spare: int) -> float:
+    """The store's search of ``text`` as the tool runs it: the query embedded on a thread
+    (:class:`~agents_memory.recall.search.PendingVector`, ``spare`` cores left to the search's
+    statements) while the statements that need no vector are sent (seconds)."""
+    request = prepare_search(
+        SearchRequest.build(query=text, limit=10), device_name=None, now=datetime.now(UTC)
+    )
+    embedder = state.embedder()
+    with state.pool.connection() as conn:
+        started = time.perf_counter()
+        if embedder is not None:
+            embedder.expect_query(spare)
+        pending = PendingVector(partial(embed_query, embedder, request.text))
+        search_memories(
+            conn, state.user_id, query=request.text, query_vector=pending.vector,
+            filters=request.filters, tuning=tuning,
+        )  # fmt: skip
+        return time.perf_counter() - started
 
 
 def _search_alone(state: ServerState, text: str, vector: Any, tuning: SearchTuning) -> float:

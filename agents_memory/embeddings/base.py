@@ -49,10 +49,11 @@ class Embedder(ABC):
         row: FloatArray = self.embed_queries([text])[0]
         return row
 
-    def expect_query(self) -> None:  # noqa: B027 - only a backend sized by the load needs it
+    def expect_query(self, spare: int = 1) -> None:  # noqa: B027 - only a backend sized by the load needs it
         """A query is about to be embedded on another thread while the caller sends other work
         (a search's statements that need no vector): a backend that sizes its work by the
-        machine's load looks at it now, before that work keeps a core busy."""
+        machine's load looks at it now, before that work keeps a core busy, and leaves
+        ``spare`` cores to it."""
 
     def token_estimate(self, chars: int) -> int:
         """Roughly how many tokens the model reads for a passage of ``chars`` characters (no

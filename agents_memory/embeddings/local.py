@@ -14,7 +14,11 @@ leak into child processes. The model loads on the first call, on that worker thr
 A model that embeds search queries (``adaptive``) picks its thread count per call: all of them
 while the machine has a core free for each (nothing else ready to run, :func:`busy_elsewhere`),
 else one. A query is a few dozen tokens: two threads halve it on a free machine (12.9 against
-25.3 ms p50 here), but on busy cores they wait for each other at every layer. The engine's
+25.3 ms p50 here), but on busy cores they wait for each other at every layer. A search sends
+its statements while its query is embedded (:meth:`LocalEmbedder.expect_query`), its full-text
+arm among them (a few to a dozen milliseconds of a database core): a core is left for them, so
+on two cores its query gets one thread, the database the other (through MCP on the coding pool,
+both ways in one run: bench/RESULTS.md, "Search speed (issue 36, MCP)"). The engine's
 OpenMP is loaded with a short spin (``GOMP_SPINCOUNT`` :data:`SPIN_COUNT` unless the user set
 one): a thread waiting at a barrier sleeps after a few microseconds instead of spinning for
 milliseconds on a core another thread needs, which bounds the cost of a wrong guess: a query
@@ -106,11 +110,13 @@ class LocalEmbedder(Embedder):
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agents-memory-e5")
 
-    def expect_query(self) -> None:
+    def expect_query(self, spare: int = 1) -> None:
         """Choose the next query's threads now (:func:`threads_now`), before the caller's own
-        statements keep a core of the database busy: they are part of the same search."""
+        statements keep ``spare`` cores of the database busy, and leave those cores to them:
+        they are part of the same search, and a thread of the model sharing a core with them
+        holds up the other at every layer."""
         if self.adaptive:
-            self._planned = (threads_now(self.threads), time.monotonic())
+            self._planned = (threads_now(self.threads, spare=spare), time.monotonic())
 
     @property
     def loaded(self) -> bool:
@@ -235,12 +241,13 @@ def _load_e5(threads: int) -> Any:
     return model
 
 
-def threads_now(most: int) -> int:
+def threads_now(most: int, *, spare: int = 0) -> int:
     """``most`` threads when the machine has a core free for each of them right now (nothing
-    else ready to run, :func:`busy_elsewhere`, in one of :data:`SAMPLES` looks); else one."""
-    if most <= 1:
+    else ready to run, :func:`busy_elsewhere`, in one of :data:`SAMPLES` looks) and ``spare``
+    cores more (the caller's own work meanwhile); else one."""
+    room = _cores() - most - spare
+    if most <= 1 or room < 0:
         return 1
-    room = _cores() - most
     for look in range(SAMPLES):  # a process that keeps a core is ready to run in every look
         if look:
             time.sleep(SAMPLE_GAP_SEC)

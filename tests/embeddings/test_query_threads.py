@@ -76,3 +76,20 @@ def test_loading_the_model_leaves_gomp_spincount_as_it_was(
     with LocalEmbedder(LOCAL_SPEC, threads=1) as embedder:
         embedder.embed_query("load it")
     assert "GOMP_SPINCOUNT" not in os.environ
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_a_search_that_sends_statements_meanwhile_leaves_them_a_core() -> None:
+    """On two cores a search's query gets one thread, the database the other, however free the
+    machine: the search's own statements (its full-text arm) run while the query is embedded."""
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, set(sorted(cores)[:2]))  # this thread: a two-core machine
+    try:
+        assert threads_now(2, spare=1) == 1
+        before = os_threads()
+        with LocalEmbedder(LOCAL_SPEC, threads=2, adaptive=True) as embedder:
+            embedder.expect_query()
+            embedder.embed_query("which migration failed on staging")
+            assert len(os_threads() - before) == 1  # the worker alone: no OpenMP helper
+    finally:
+        os.sched_setaffinity(0, cores)

@@ -9,9 +9,10 @@ this query and a sure arm's first hits kept on the page
 session, favours turns on a date the query names, and multiplies a gentle recency prior on
 ``message_at`` and a boost for pinned rows. It is one statement, planned once per connection
 and shape (:mod:`~agents_memory.store.search.hybrid`). The statements that need no query
-vector (the transaction's settings, the actions arm, the sessions' summary text) go to the
-server together before it, in one round trip, while the caller may still be embedding the
-query (:mod:`~agents_memory.store.search.memories`). The page then passes a last step of its own
+vector (the transaction's settings, the ranking's full-text arm, the actions arm, the sessions'
+summary text) go to the server together before the rest of it, in one round trip, while the
+caller may still be embedding the query (:mod:`~agents_memory.store.search.memories`,
+:mod:`~agents_memory.store.search.fulltext_ahead`). The page then passes a last step of its own
 (:mod:`~agents_memory.store.search.rerank`): seed B's importance prior, and the page's
 diversity when asked for.
 

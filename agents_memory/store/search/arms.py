@@ -40,12 +40,21 @@ MIN_SPREAD_ROWS = 20
 arm then has no opinion (``SearchTuning.arm_confidence_neutral``)."""
 
 
-def _lexical(lexical: bool) -> sql.Composable:
-    """The full-text arm's coverage of the query's rare vocabulary, the words of a named date
-    left out (the date bonus matches those); 0 when the arm does not run, ``NULL`` when the
-    query has no rare word (no opinion: the arm's base weight stands)."""
+def _lexical(lexical: bool, given: bool = False) -> sql.Composable:
+    """The full-text arm's coverage (:func:`lexical_coverage`); 0 when the arm does not run;
+    with ``given``, the parameter ``ft_lex`` (the arm ran ahead,
+    :mod:`agents_memory.store.search.fulltext_ahead`)."""
     if not lexical:
         return sql.SQL("0::float8")
+    if given:
+        return sql.SQL("%(ft_lex)s::float8")
+    return lexical_coverage()
+
+
+def lexical_coverage() -> sql.Composable:
+    """The full-text arm's coverage of the query's rare vocabulary, the words of a named date
+    left out (the date bonus matches those); ``NULL`` when the query has no rare word (no
+    opinion: the arm's base weight stands). Reads the arm's CTEs."""
     return sql.SQL(
         "(SELECT max(c.cover) FROM (SELECT coalesce(sum(w.idf) FILTER (WHERE fc.fts @@ w.q), 0)"
         "  / nullif(sum(w.idf), 0) AS cover"
@@ -69,11 +78,13 @@ def _factor(confidence: str) -> sql.Composable:
     ).format(c=sql.SQL(confidence))
 
 
-def arm_confidence(lexical: bool, with_vector: bool, weighted: bool) -> sql.Composed:
-    """``arm_confidence`` (one row): the full-text arm's coverage (``lex``), the vector arm's
-    best cosine, its candidates' mean and standard deviation and its confidence (``vec``), and
-    the arms' weights in the fusion (``w_lex``, ``w_vec``; the fixed base weights unless
-    ``weighted``)."""
+def arm_confidence(
+    lexical: bool, with_vector: bool, weighted: bool, *, given: bool = False
+) -> sql.Composed:
+    """``arm_confidence`` (one row): the full-text arm's coverage (``lex``; the parameter
+    ``ft_lex`` when ``given``), the vector arm's best cosine, its candidates' mean and standard
+    deviation and its confidence (``vec``), and the arms' weights in the fusion (``w_lex``,
+    ``w_vec``; the fixed base weights unless ``weighted``)."""
     vec: sql.Composable = sql.SQL(
         "NULL::float8 AS vec_top, NULL::float8 AS vec_mean, NULL::float8 AS vec_sd,"
         " NULL::float8 AS vec"
@@ -91,7 +102,7 @@ def arm_confidence(lexical: bool, with_vector: bool, weighted: bool) -> sql.Comp
         "SELECT {lex} AS lex, {vec} FROM (SELECT max(1 - d.distance) AS top,"
         " avg(1 - d.distance) AS mean, stddev_pop(1 - d.distance) AS sd, count(*) AS n"
         " FROM vector_hits d) v"
-    ).format(lex=_lexical(lexical), vec=vec)
+    ).format(lex=_lexical(lexical, given), vec=vec)
     base = fulltext.WEIGHT if lexical else sql.SQL("0::float8")
     if not with_vector:
         weights = sql.SQL("{base} AS w_lex, 0::float8 AS w_vec").format(base=base)

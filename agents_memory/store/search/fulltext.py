@@ -33,15 +33,22 @@ FLOOR = sql.SQL("(SELECT fq.lex_floor FROM fulltext_query fq)")
 ALL_RARE = sql.SQL("(SELECT r.q FROM all_rare r)")
 """Every rare word of the query (``SearchTuning.rare_share``) as one tsquery (``NULL``: none)."""
 """The least BM25 the fusion divides by (``SearchTuning.lexical_floor``)."""
-TERM_ROWS = sql.SQL(
+TERM_ROWS_VALUE = (
     "(SELECT array_agg(e.est ORDER BY u.ord) FROM unnest(%(terms)s::text[]) WITH ORDINALITY"
     "  u(term, ord) LEFT JOIN term_estimates e"
-    "  ON querytree(e.q) = querytree(to_tsquery('agents_memory', u.term))) AS term_rows,"
-    " (SELECT st.n * st.scale FROM sample_stats st) AS term_pool"
+    "  ON querytree(e.q) = querytree(to_tsquery('agents_memory', u.term)))"
 )
-"""How many rows hold each of the query's terms (in order; ``NULL``: a stop word) and out of
-how many, as BM25 estimated them: a hit's coverage weighs the words by it
+"""How many rows hold each of the query's terms (in order; ``NULL``: a stop word), as BM25
+estimated them: a hit's coverage weighs the words by it
 (:class:`~agents_memory.store.search.confidence.TermRarity`)."""
+TERM_POOL_VALUE = "(SELECT st.n * st.scale FROM sample_stats st)"
+"""The rows :data:`TERM_ROWS_VALUE`'s counts are out of."""
+TERM_ROWS = sql.SQL(f"{TERM_ROWS_VALUE} AS term_rows, {TERM_POOL_VALUE} AS term_pool")
+GIVEN_TERM_ROWS = sql.SQL(
+    "%(ft_term_rows)s::float8[] AS term_rows, %(ft_term_pool)s::float8 AS term_pool"
+)
+""":data:`TERM_ROWS` as the full-text arm found them ahead
+(:mod:`agents_memory.store.search.fulltext_ahead`)."""
 NO_TERM_ROWS = sql.SQL("NULL::float8[] AS term_rows, NULL::float8 AS term_pool")
 
 

@@ -14,6 +14,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from agents_memory.store.search.confidence import TermRarity
+from agents_memory.store.search.fulltext_ahead import FulltextAhead, given_part
 from agents_memory.store.search.rows import HIT_COLUMNS, TAG_JOIN, hybrid_hit
 from agents_memory.store.search.scope import TagFilter, filter_sql
 from agents_memory.store.search.statement import hybrid_statement
@@ -28,7 +29,8 @@ def prepare_session(
     tuning: SearchTuning,
 ) -> tuple[str | None, str | None]:
     """One round trip before the search: the transaction's settings (no stop-word notices;
-    iterative HNSW scans, so filtered rows are replaced and never starve the page) and the
+    a ``float8`` printed in its shortest exact form whatever the server's default; iterative
+    HNSW scans, so filtered rows are replaced and never starve the page) and the
     vector column's dimensions. Returns the query vector as a ``halfvec`` literal, or ``None``
     and why not."""
     cur = send_settings(conn, query_vector is not None, filters, tuning)
@@ -43,6 +45,7 @@ def send_settings(
     sent beside it."""
     return conn.execute(
         "SELECT set_config('client_min_messages', 'warning', true),"
+        " set_config('extra_float_digits', '3', true),"
         " CASE WHEN %(hnsw)s THEN set_config('hnsw.iterative_scan', 'relaxed_order', true) END,"
         " CASE WHEN %(hnsw)s THEN set_config('hnsw.ef_search', %(ef)s, true) END,"
         " CASE WHEN %(hnsw)s THEN set_config('hnsw.max_scan_tuples', %(tuples)s, true) END,"
@@ -64,7 +67,7 @@ def vector_literal(
     row = settings.fetchone()
     if query_vector is None:
         return None, None
-    dim = int(row[4]) if row is not None and row[4] is not None and int(row[4]) > 0 else None
+    dim = int(row[5]) if row is not None and row[5] is not None and int(row[5]) > 0 else None
     return _usable_vector(dim, query_vector)
 
 
@@ -100,16 +103,26 @@ def generic_plans(conn: psycopg.Connection[Any]) -> Iterator[None]:
     block's statements and the setting put back go to the server in one round trip (the value
     before is kept on the server, so the client need not wait for it); their rows are read after
     the block. (A libpq older than 14 has no pipeline: then three round trips, same result.)"""
-    with conn.pipeline() if psycopg.Pipeline.is_supported() else nullcontext():
-        conn.execute(
-            "SELECT set_config('agents_memory.plan_cache_mode', current_setting('plan_cache_mode'),"
-            " true), set_config('plan_cache_mode', 'force_generic_plan', true)"
-        )
+    with (
+        conn.pipeline() if psycopg.Pipeline.is_supported() else nullcontext(),
+        generic_plans_sent(conn),
+    ):
         yield
-        conn.execute(
-            "SELECT set_config('plan_cache_mode',"
-            " current_setting('agents_memory.plan_cache_mode'), true)"
-        )
+
+
+@contextmanager
+def generic_plans_sent(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """:func:`generic_plans` in the caller's pipeline (the setting and the setting put back
+    sent around the block's statements, none of their rows read)."""
+    conn.execute(
+        "SELECT set_config('agents_memory.plan_cache_mode', current_setting('plan_cache_mode'),"
+        " true), set_config('plan_cache_mode', 'force_generic_plan', true)"
+    )
+    yield
+    conn.execute(
+        "SELECT set_config('plan_cache_mode',"
+        " current_setting('agents_memory.plan_cache_mode'), true)"
+    )
 
 
 def search_statement(
@@ -119,8 +132,10 @@ def search_statement(
     filters: SearchFilters,
     tag: TagFilter | None,
     tuning: SearchTuning,
+    ahead: FulltextAhead | None = None,
 ) -> tuple[sql.Composed, dict[str, Any]]:
-    """The hybrid statement for ``user_id``'s search of ``query`` and its parameters."""
+    """The hybrid statement for ``user_id``'s search of ``query`` and its parameters (with
+    ``ahead``, the full-text arm's results read instead of the arm run)."""
     return hybrid_statement(
         terms=query.terms,
         date_terms=query.date_terms,
@@ -133,6 +148,7 @@ def search_statement(
         tuning=tuning,
         columns=HIT_COLUMNS,
         tag_join=TAG_JOIN,
+        given=None if ahead is None else given_part(ahead, query, tuning),
     )
 
 
@@ -160,9 +176,14 @@ def run_hybrid(
     filters: SearchFilters,
     tag: TagFilter | None,
     tuning: SearchTuning,
+    ahead: FulltextAhead | None = None,
 ) -> Hybrid:
-    """Run the hybrid statement (prepared and planned once when :func:`plan_once`)."""
-    statement, params = search_statement(user_id, query, vector, filters, tag, tuning)
+    """Run the hybrid statement (prepared and planned once when :func:`plan_once`); with
+    ``ahead`` (the full-text arm run for a search with a vector, or without, as this one),
+    the rest of it."""
+    if ahead is not None and ahead.with_vector != (vector is not None):
+        ahead = None  # the vector did not come: the arm runs again, weighted for that
+    statement, params = search_statement(user_id, query, vector, filters, tag, tuning, ahead)
     cur = conn.cursor(row_factory=dict_row)
     if plan_once(filters, tuning):
         # Prepared: planned once per connection for any words, then only executed.

@@ -1,8 +1,9 @@
 """``search_memories``: the newest rows without a query; else the hybrid statement, and the
 ILIKE fallback when both of its arms are weak.
 
-The statements that need no query vector (the transaction's settings, the actions arm, the
-sessions' summary text) go to the server together in one round trip before the hybrid
+The statements that need no query vector (the transaction's settings, the hybrid statement's
+full-text arm, :mod:`~agents_memory.store.search.fulltext_ahead`, the actions arm, the sessions'
+summary text) go to the server together in one round trip before the rest of the hybrid
 statement, while the caller may still be embedding the query (a vector given as a callable is
 asked for only then)."""
 
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from agents_memory.store.search import fulltext
 from agents_memory.store.search.actions import (
     ActionTurns,
     filtered_turns,
@@ -24,8 +26,16 @@ from agents_memory.store.search.actions import (
 )
 from agents_memory.store.search.confidence import assess
 from agents_memory.store.search.fallback import ilike, recency
+from agents_memory.store.search.fulltext_ahead import FulltextAhead, read_fulltext, send_fulltext
 from agents_memory.store.search.fuse_actions import fuse, with_actions
-from agents_memory.store.search.hybrid import Hybrid, run_hybrid, send_settings, vector_literal
+from agents_memory.store.search.hybrid import (
+    Hybrid,
+    generic_plans_sent,
+    plan_once,
+    run_hybrid,
+    send_settings,
+    vector_literal,
+)
 from agents_memory.store.search.rerank import rerank, widened
 from agents_memory.store.search.scope import TagFilter, filter_sql, resolve_p_tag
 from agents_memory.store.search.sessions import send_session_text, session_hits
@@ -68,7 +78,9 @@ def search_memories(
         first = _first_round(conn, user_id, parsed, query_vector is not None, filters, tag, tuning)
         vector = query_vector() if callable(query_vector) else query_vector
         literal = vector_literal(first.settings, vector)
-        result = _ranked(conn, user_id, parsed, literal, filters, tag, tuning, (first.arm, shown))
+        result = _ranked(
+            conn, user_id, parsed, literal, filters, tag, tuning, (first.arm, shown), first.ahead
+        )
         if filters.role is not None:
             return result
         by_text = [] if first.sessions is None else first.sessions.fetchall()
@@ -81,12 +93,14 @@ def search_memories(
 @dataclass(frozen=True, slots=True)
 class _FirstRound:
     """What the statements that need no query vector found: the settings' cursor (read by
-    :func:`~agents_memory.store.search.hybrid.vector_literal`), the actions arm and the
-    sessions' summary text (its cursor; ``None``: not searched)."""
+    :func:`~agents_memory.store.search.hybrid.vector_literal`), the actions arm, the
+    sessions' summary text (its cursor; ``None``: not searched) and the full-text arm of the
+    hybrid statement (``None``: it does not run)."""
 
     settings: psycopg.Cursor[Any]
     arm: ActionTurns
     sessions: psycopg.Cursor[dict[str, Any]] | None
+    ahead: FulltextAhead | None = None
 
 
 def _first_round(
@@ -98,17 +112,35 @@ def _first_round(
     tag: TagFilter | None,
     tuning: SearchTuning,
 ) -> _FirstRound:
-    """The transaction's settings, the actions arm and (without a role filter) the sessions'
-    summary text, sent in one pipeline: one round trip."""
+    """The transaction's settings, the hybrid statement's full-text arm (for the page the
+    ranking picks from, :func:`~agents_memory.store.search.rerank.widened`), the actions arm
+    and (without a role filter) the sessions' summary text, sent in one pipeline: one round
+    trip."""
     where = filter_sql(filters, tag, user_id)
     terms = action_terms(parsed.text)
+    deep, deep_tuning = widened(filters, tuning)
+    lexical = tuning.fulltext_ahead and fulltext.runs(parsed.terms, deep_tuning)
+    once = plan_once(deep, deep_tuning)
     with _pipeline(conn):
         settings = send_settings(conn, hnsw, filters, tuning)
+        ahead = None
+        if lexical:
+            with generic_plans_sent(conn) if once else nullcontext():
+                ahead = send_fulltext(
+                    conn,
+                    parsed,
+                    filter_sql(deep, tag, user_id),
+                    deep_tuning,
+                    limit=deep.limit,
+                    with_vector=hnsw,
+                    prepare=once,
+                )
         sessions = None
         if filters.role is None:
             sessions = send_session_text(conn, user_id, parsed.terms, filters, tag)
         sent = send_action_arm(conn, user_id, terms, filters, where, tuning)
-    return _FirstRound(settings, read_action_arm(sent, terms), sessions)
+    given = None if ahead is None else read_fulltext(ahead, with_vector=hnsw)
+    return _FirstRound(settings, read_action_arm(sent, terms), sessions, given)
 
 
 @contextmanager
@@ -148,15 +180,16 @@ def _ranked(
     tag: TagFilter | None,
     tuning: SearchTuning,
     actions: tuple[ActionTurns, ActionTurns],
+    ahead: FulltextAhead | None = None,
 ) -> SearchResult:
     """The hybrid statement's hits (the query vector as a ``halfvec`` literal, or ``None`` and
     why not) fused with the actions arm's (``actions``: its turns, and a ``kind`` / ``file``
     filter's) when any arm is strong (a full-text hit, an action, or a cosine at the fallback
-    threshold or above); else :func:`_weak`."""
+    threshold or above); else :func:`_weak`. ``ahead``: the full-text arm, already run."""
     arm, shown = actions
     vector, note = literal
     deep, deep_tuning = widened(filters, tuning)  # the page rerank picks from
-    hybrid = run_hybrid(conn, user_id, query, vector, deep, tag, deep_tuning)
+    hybrid = run_hybrid(conn, user_id, query, vector, deep, tag, deep_tuning, ahead)
     strong = (
         hybrid.fts_hits > 0
         or (

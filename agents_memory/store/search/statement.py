@@ -3,7 +3,9 @@
 One statement per search, assembled from one builder per part:
 
 * the **full-text arm** (:mod:`agents_memory.store.search.fulltext`): the query's terms, how
-  rare each is, and the best rows by BM25 (``fulltext_hits``);
+  rare each is, and the best rows by BM25 (``fulltext_hits``); a search runs it ahead, in its
+  first round trip, and the statement then reads its results from parameters
+  (:mod:`agents_memory.store.search.fulltext_ahead`);
 * the **vector arm** walks the HNSW index (``vector_hits``);
 * the **date arm**: the turns of the days the query names (``date_hits``), candidates like
   the arms' (never capped as lifted by their context alone);
@@ -53,20 +55,28 @@ def hybrid_statement(
     tuning: SearchTuning,
     columns: sql.Composable,
     tag_join: sql.Composable,
+    given: Part | None = None,
 ) -> tuple[sql.Composed, dict[str, Any]]:
     """The one retrieval statement and its parameters.
 
     The filters (``where``) and the row counts that shape the plan are written into the text;
     the parameters are only what changes from one query to the next (the words, the vector, the
     dates, the page size), so the statement can be planned once for every query of the same
-    shape."""
+    shape. ``given``: the full-text arm as it ran ahead
+    (:func:`~agents_memory.store.search.fulltext_ahead.given_part`), read instead of run."""
     pool = tuning.pool(filters.limit)
     lexical = fulltext.runs(terms, tuning)
+    arm = given or fulltext.fulltext_arm(
+        terms, where, tuning, pool=pool, with_vector=vector is not None
+    )
     parts = (
-        fulltext.fulltext_arm(terms, where, tuning, pool=pool, with_vector=vector is not None),
+        arm,
         vector_arm(vector, where, pool),
-        date_arm(anchors, where, tuning, worded=lexical),
-        neighbours(where, tuning),
+        *(
+            (neighbours(where, tuning, split="after"),)
+            if given
+            else (date_arm(anchors, where, tuning, worded=lexical), neighbours(where, tuning))
+        ),
         fusion(
             lexical=lexical,
             with_vector=vector is not None,
@@ -74,6 +84,7 @@ def hybrid_statement(
             anchors=anchors,
             projects=projects,
             tuning=tuning,
+            given=given is not None,
         ),
     )
     params: dict[str, Any] = {
@@ -90,7 +101,7 @@ def hybrid_statement(
     statement = (
         sql.SQL("WITH ")
         + sql.SQL(", ").join(c for part in parts for c in part.ctes)
-        + result_rows(lexical=lexical, columns=columns, tag_join=tag_join)
+        + result_rows(lexical=lexical, columns=columns, tag_join=tag_join, given=given is not None)
     )
     return statement, params
 
@@ -135,16 +146,26 @@ def date_arm(
     return Part((cte("date_hits", body),), params)
 
 
-def neighbours(where: sql.Composable, tuning: SearchTuning) -> Part:
+def neighbours(where: sql.Composable, tuning: SearchTuning, *, split: str | None = None) -> Part:
     """``neighbours``: (anchor, id, dist) for the session turns up to ``neighbour_span`` either
     side of the best ``min_candidates`` rows of each arm and of as many rows of the named days
-    holding a word of the query (``neighbour_seeds``)."""
+    holding a word of the query (``neighbour_seeds``). ``split="ahead"``: only the seeds that
+    need no vector (the full-text arm's and the named days'), run ahead of it;
+    ``split="after"``: the vector arm's other seeds, the links found ahead (parameters
+    ``nb_seeds``, ``nb_anchors``, ``nb_ids``, ``nb_dists``) added."""
     if tuning.neighbour_span <= 0:
         return Part((NO_NEIGHBOURS,))
-    seeds = sql.SQL(
-        "SELECT id FROM fulltext_hits WHERE rank <= {n} UNION SELECT id FROM vector_hits"
-        " WHERE rank <= {n} UNION (SELECT id FROM date_hits WHERE worded LIMIT {n})"
-    ).format(n=sql.Literal(tuning.min_candidates))
+    ahead = (
+        "SELECT id FROM fulltext_hits WHERE rank <= {n}"
+        " UNION (SELECT id FROM date_hits WHERE worded LIMIT {n})"
+    )
+    seeds = {
+        None: "SELECT id FROM fulltext_hits WHERE rank <= {n} UNION SELECT id FROM vector_hits"
+        " WHERE rank <= {n} UNION (SELECT id FROM date_hits WHERE worded LIMIT {n})",
+        "ahead": ahead,
+        "after": "SELECT id FROM vector_hits WHERE rank <= {n}"
+        " EXCEPT SELECT unnest(%(nb_seeds)s::bigint[])",
+    }[split]
     links = sql.SQL(
         "SELECT s.id AS anchor, n.id, n.dist FROM neighbour_seeds s JOIN memory a ON a.id = s.id"
         " CROSS JOIN LATERAL ("
@@ -159,8 +180,17 @@ def neighbours(where: sql.Composable, tuning: SearchTuning) -> Part:
         "    AND {filters} ORDER BY m.message_at, m.id LIMIT {span}) b) n"
         " WHERE a.session_id IS NOT NULL"
     ).format(filters=where, span=sql.Literal(tuning.neighbour_span))
+    if split == "after":
+        links = links + sql.SQL(
+            " UNION ALL SELECT * FROM unnest(%(nb_anchors)s::bigint[], %(nb_ids)s::bigint[],"
+            " %(nb_dists)s::bigint[])"
+        )
+    seeds_sql = sql.SQL(seeds).format(n=sql.Literal(tuning.min_candidates))
     return Part(
-        (cte("neighbour_seeds", seeds, materialized=False), cte("neighbours", links)),
+        (
+            cte("neighbour_seeds", seeds_sql, materialized=split == "ahead"),
+            cte("neighbours", links),
+        ),
     )
 
 
@@ -218,9 +248,11 @@ def fusion(
     anchors: tuple[tuple[datetime, datetime], ...] = (),
     projects: tuple[str, ...] = (),
     tuning: SearchTuning,
+    given: bool = False,
 ) -> Part:
     """The rows in play scored by both arms, fused, given their context, date and project
-    bonus, and the best ``limit`` of them (``top_hits``)."""
+    bonus, and the best ``limit`` of them (``top_hits``); ``given``: the full-text arm ran
+    ahead (its coverage is a parameter)."""
     dated, date_params = date_bonus(dates, tuning, anchors)
     named, project_params = project_bonus(projects, tuning)
     halflife = tuning.recency_halflife_days
@@ -243,7 +275,7 @@ def fusion(
         vec_z1=tuning.vector_z[1],
     )
     ctes = (
-        arm_confidence(lexical, with_vector, tuning.arm_weighting),
+        arm_confidence(lexical, with_vector, tuning.arm_weighting, given=given),
         _in_play(with_vector),
         cte(
             "in_play_bm25",
@@ -419,15 +451,17 @@ def _top_hits() -> tuple[sql.Composed, ...]:
 
 
 def result_rows(
-    *, lexical: bool, columns: sql.Composable, tag_join: sql.Composable
+    *, lexical: bool, columns: sql.Composable, tag_join: sql.Composable, given: bool = False
 ) -> sql.Composed:
     """The final SELECT: ``columns`` of each top hit, then its full-text rank and BM25
     (``fts_rank``, ``fts_score``), vector rank and cosine (``vector_rank``, ``similarity``), the
     fused score, what its context added, its date and project bonus, recency and pinned factors,
     its score, whether it holds every rare word, the arms' hit counts and best cosine
     (``fts_hits``, ``vec_hits``, ``top_similarity``), their confidence inputs, and how many
-    rows hold each of the query's terms (``term_rows``, ``term_pool``)."""
+    rows hold each of the query's terms (``term_rows``, ``term_pool``; ``given``: as the
+    full-text arm found them ahead)."""
     w_lex = _lexical_weight(lexical)
+    rarity = fulltext.GIVEN_TERM_ROWS if given else fulltext.TERM_ROWS
     return sql.SQL(
         " SELECT {columns}, f.rank AS fts_rank,"
         "  CASE WHEN {w_lex} > 0 THEN tp.bm25 END AS fts_score,"
@@ -446,5 +480,5 @@ def result_rows(
         columns=columns,
         w_lex=w_lex,
         tag_join=tag_join,
-        rarity=fulltext.TERM_ROWS if lexical else fulltext.NO_TERM_ROWS,
+        rarity=rarity if lexical else fulltext.NO_TERM_ROWS,
     )

@@ -248,6 +248,11 @@ class SearchTuning:
     fifth of a search. The filters and row counts are in the statement's text, so each user
     and filter set gets a plan made for its own row counts. A search with a date-range filter
     is still planned per query (its bounds change with the clock)."""
+    fulltext_ahead: bool = True
+    """Run the hybrid statement's full-text arm in the search's first round trip, while the
+    query is embedded (:mod:`~agents_memory.store.search.fulltext_ahead`); off: in the one
+    statement after the vector, as before. The same ranking either way; off is kept as the
+    benchmark's baseline (``bench/coding_latency.py``)."""
 
     mmr_lambda: float = 1.0
     """Diversity of the page (:mod:`agents_memory.store.search.rerank`): below 1, maximal

@@ -322,8 +322,8 @@ def search_database(
         with database.connect(db) as conn:
             if request.filters.p_tag:
                 resolve_project(conn, request.filters.p_tag)
+            if vector is None:
                 vector = embedding_ahead(settings, request)
-            assert vector is not None
             return search_on(conn, settings, request, vector, on_note=on_note)
     finally:
         if isinstance(vector, PendingVector):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -126,18 +126,13 @@ def test_the_query_is_embedded_while_the_statements_that_need_no_vector_run(
     """Issue 31: the daemon's search sends what needs no vector (the actions arm, the
     sessions' text) while the query is being embedded, as the MCP tool does: with the
     embedding server holding its answer, the search's connection has already run them."""
-    embeddings.hold = threading.Event()
     service = SearchService(service_settings)
     answers: list[dict[str, Any]] = []
-    asking = threading.Thread(target=lambda: answers.append(_ask(service, service_settings)))
     try:
-        asking.start()
-        assert embeddings.arrived.wait(30)
-        sent = _statement_waiting_in_a_transaction(db_url)
-        embeddings.hold.set()
-        asking.join(60)
+        sent = _sent_while_embedding(
+            embeddings, db_url, lambda: answers.append(_ask(service, service_settings))
+        )
     finally:
-        embeddings.hold.set()
         service.close()
     assert sent is not None and "actions" in sent  # the first round, before the vector came
     assert answers[0]["notes"] == []
@@ -151,25 +146,16 @@ def test_without_a_daemon_the_command_embeds_while_its_statements_run(
     """Issue 31: the command's own search (no daemon answered) embeds the query on a thread
     while it opens the database and sends what needs no vector, as the daemon does; a project
     that is no tag is refused with no embedding asked for."""
-    embeddings.hold = threading.Event()
     prepared = prepare_search(
         SearchRequest.build(**ARGS), device_name=service_settings.device_name, now=datetime.now(UTC)
     )
     found: list[Any] = []
     notes: list[str] = []
-    asking = threading.Thread(
-        target=lambda: found.append(
-            search_database(service_settings, prepared, on_note=notes.append)
-        )
+    sent = _sent_while_embedding(
+        embeddings,
+        db_url,
+        lambda: found.append(search_database(service_settings, prepared, on_note=notes.append)),
     )
-    try:
-        asking.start()
-        assert embeddings.arrived.wait(30)
-        sent = _statement_waiting_in_a_transaction(db_url)
-        embeddings.hold.set()
-        asking.join(60)
-    finally:
-        embeddings.hold.set()
     assert sent is not None and "actions" in sent  # the first round, before the vector came
     assert notes == [] and found[0].vector_used is True
     assert found[0].hits[0].message == "the staging port is 5433"
@@ -183,6 +169,24 @@ def test_without_a_daemon_the_command_embeds_while_its_statements_run(
     with pytest.raises(UnknownProjectError):
         search_database(service_settings, unknown, on_note=notes.append)
     assert len(embeddings.requests) == asked
+
+
+def _sent_while_embedding(
+    embeddings: FakeEmbeddingServer, db_url: str, search: Callable[[], None]
+) -> str | None:
+    """Run ``search`` on a thread with the embedding server holding its answer; the statement
+    its connection waits on meanwhile (:func:`_statement_waiting_in_a_transaction`)."""
+    embeddings.hold = threading.Event()
+    asking = threading.Thread(target=search)
+    try:
+        asking.start()
+        assert embeddings.arrived.wait(30)
+        sent = _statement_waiting_in_a_transaction(db_url)
+    finally:
+        embeddings.hold.set()
+        asking.join(60)
+    assert not asking.is_alive()
+    return sent
 
 
 def _statement_waiting_in_a_transaction(db_url: str) -> str | None:

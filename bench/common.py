@@ -94,6 +94,7 @@ def bench_db(conf: dict[str, str] | None = None, keep: Path | None = None) -> It
     """Start a private embedded server (extra ``postgresql.conf`` settings in ``conf``), in a
     temp dir removed afterwards, or in ``keep`` (created when missing) whose cluster stays."""
     base = keep if keep is not None else Path(tempfile.mkdtemp(prefix="am-bench-"))
+    base.mkdir(parents=True, exist_ok=True)
     base.chmod(0o711)  # walk-through for the server's user when run as root
     (base / "home").mkdir(parents=True, exist_ok=True)
     server = EmbeddedServer(base / "cluster")

@@ -25,6 +25,19 @@ def _plans(conn: psycopg.Connection[Any], marker: str = "%memory_common_lexemes%
     return conn.execute(_HYBRID, (marker,)).fetchall()
 
 
+_OTHERS = ("WITH w AS MATERIALIZED%", "WITH q AS MATERIALIZED%")
+"""The actions arm's and the sessions' statements (kept prepared too)."""
+
+
+def _search_plans(conn: psycopg.Connection[Any]) -> list[Any]:
+    """The hybrid statement's plans (and those of its full-text arm run ahead)."""
+    return conn.execute(
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+        " WHERE statement LIKE 'WITH%%' AND NOT statement LIKE ANY(%s)",
+        (list(_OTHERS),),
+    ).fetchall()
+
+
 def test_queries_of_the_same_shape_share_one_generic_plan(conn: psycopg.Connection[Any]) -> None:
     add(conn, [mem("zeppelin hangar inspection"), mem("nightly deploy log"), mem("lunch plans")])
     for query in ("zeppelin hangar", "nightly deploy", "lunch plans", "hangar lunch"):
@@ -92,23 +105,34 @@ def test_a_plan_made_once_finds_what_a_plan_made_per_query_finds(
     for user in ("big", "small"):
         for query, axis, filters in _QUERIES:
             vector = unit(axis) if axis else None
-            results = [
-                run(conn, query, vector, user=user, tuning=replace(tuning, plan_once=p), **filters)
-                for p in (True, False, True)
-            ]
-            planned_once, per_query, again = (
-                [(h.id, round(h.why.score or 0, 9)) for h in r.hits] for r in results
-            )
-            assert planned_once == per_query == again, (user, query)
-            assert results[0].used == results[1].used
+            # the vector in hand (one hybrid statement) and on its way (the full-text arm
+            # ahead, then the rest)
+            for given in (vector, lambda v=vector: v):
+                results = [
+                    run(
+                        conn,
+                        query,
+                        given,
+                        user=user,
+                        tuning=replace(tuning, plan_once=p),
+                        **filters,
+                    )
+                    for p in (True, False, True)
+                ]
+                planned_once, per_query, again = (
+                    [(h.id, round(h.why.score or 0, 9)) for h in r.hits] for r in results
+                )
+                assert planned_once == per_query == again, (user, query)
+                assert results[0].used == results[1].used
     generic = conn.execute(
         "SELECT sum(generic_plans), sum(custom_plans) FROM pg_prepared_statements"
-        " WHERE statement LIKE 'WITH%'"
+        " WHERE statement LIKE 'WITH%%' AND NOT statement LIKE ANY(%s)",
+        (list(_OTHERS),),
     ).fetchone()
     kept = sum("date_range" not in filters for _, _, filters in _QUERIES)
-    # two users, run twice each planned once, two statements each (the full-text arm run
-    # ahead, then the rest of the hybrid statement)
-    assert generic == (2 * 2 * 2 * kept, 0)
+    # two users, run twice each planned once: one statement with the vector in hand, two
+    # with it on its way (the full-text arm run ahead, then the rest of the hybrid statement)
+    assert generic == (2 * 2 * (1 + 2) * kept, 0)
 
 
 def test_a_search_with_a_date_range_is_planned_for_itself(conn: psycopg.Connection[Any]) -> None:
@@ -118,9 +142,13 @@ def test_a_search_with_a_date_range_is_planned_for_itself(conn: psycopg.Connecti
     for days in (3, 4, 5):
         window = DateRange(NOW - timedelta(days=days), NOW)
         assert run(conn, "zeppelin", unit((0, 1.0)), date_range=window).hits
-    assert _plans(conn, "WITH%") == []
+    assert _search_plans(conn) == []
+    assert _plans(conn, _OTHERS[0]) == []  # nor the actions arm's (its text holds the bounds)
     assert run(conn, "zeppelin", unit((0, 1.0))).hits
-    assert len(_plans(conn, "WITH%")) == 2  # the full-text arm run ahead, the rest
+    assert len(_search_plans(conn)) == 1  # the hybrid statement, the vector in hand
+    assert len(_plans(conn, _OTHERS[0])) == 1
+    assert run(conn, "zeppelin", lambda: unit((0, 1.0))).hits
+    assert len(_search_plans(conn)) == 3  # and the full-text arm run ahead, the rest
 
 
 @pytest.mark.parametrize("once", [True, False], ids=["planned-once", "planned-per-query"])

@@ -223,10 +223,15 @@ def send_action_arm(
     filters: SearchFilters,
     where: sql.Composable,
     tuning: SearchTuning,
+    *,
+    prepare: bool = False,
 ) -> psycopg.Cursor[dict[str, Any]] | None:
     """Send :func:`action_arm`'s statement and return its cursor (``None``: nothing to
     search), read by :func:`read_action_arm`: in a pipeline it travels with the statements
-    sent beside it."""
+    sent beside it. ``prepare``: kept prepared on the connection (its text holds the scope's
+    values, so only for a scope that comes again: no date range), after a few runs planned
+    once for any words when the server finds that no costlier (PostgreSQL's own
+    ``plan_cache_mode = auto``): planning it took 1.9 ms of 2.3 on the coding pool."""
     if not terms or tuning.action_pool <= 0:
         return None
     queries = [f"'{t}':*" for t in terms]
@@ -275,7 +280,7 @@ def send_action_arm(
     )
     kinds, failed = hinted(terms)
     params = {"terms": queries, "any": " | ".join(queries), "kinds": list(kinds), "failed": failed}
-    return conn.cursor(row_factory=dict_row).execute(statement, params, prepare=False)
+    return conn.cursor(row_factory=dict_row).execute(statement, params, prepare=prepare)
 
 
 def read_action_arm(

@@ -1,11 +1,11 @@
 """``search_memories``: the newest rows without a query; else the hybrid statement, and the
 ILIKE fallback when both of its arms are weak.
 
-The statements that need no query vector (the transaction's settings, the hybrid statement's
-full-text arm, :mod:`~agents_memory.store.search.fulltext_ahead`, the actions arm, the sessions'
-summary text) go to the server together in one round trip before the rest of the hybrid
-statement, while the caller may still be embedding the query (a vector given as a callable is
-asked for only then)."""
+The statements that need no query vector (the transaction's settings, the actions arm, the
+sessions' summary text and, while the caller is still embedding the query, the hybrid statement's
+full-text arm, :mod:`~agents_memory.store.search.fulltext_ahead`) go to the server together in
+one round trip before the rest of the hybrid statement (a vector given as a callable is asked for
+only then)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def search_memories(
             hits = with_actions(recency(conn, user_id, filters, tag), shown)
             return SearchResult(used="recency", hits=hits, p_tag=tag.name if tag else None)
         parsed = parse_query(query, tuning.date_slack_days)
-        first = _first_round(conn, user_id, parsed, query_vector is not None, filters, tag, tuning)
+        first = _first_round(conn, user_id, parsed, query_vector, filters, tag, tuning)
         vector = query_vector() if callable(query_vector) else query_vector
         literal = vector_literal(first.settings, vector)
         result = _ranked(
@@ -107,19 +107,24 @@ def _first_round(
     conn: psycopg.Connection[Any],
     user_id: int,
     parsed: ParsedQuery,
-    hnsw: bool,
+    vector: VectorSource,
     filters: SearchFilters,
     tag: TagFilter | None,
     tuning: SearchTuning,
 ) -> _FirstRound:
-    """The transaction's settings, the hybrid statement's full-text arm (for the page the
-    ranking picks from, :func:`~agents_memory.store.search.rerank.widened`), the actions arm
-    and (without a role filter) the sessions' summary text, sent in one pipeline: one round
-    trip."""
+    """The transaction's settings, the actions arm, (without a role filter) the sessions'
+    summary text and, while the vector is on its way (a callable), the hybrid statement's
+    full-text arm (for the page the ranking picks from,
+    :func:`~agents_memory.store.search.rerank.widened`), sent in one pipeline: one round
+    trip. With the vector in hand, or none to come, the arm runs inside the hybrid statement:
+    a round trip fewer."""
+    hnsw = vector is not None
     where = filter_sql(filters, tag, user_id)
     terms = action_terms(parsed.text)
     deep, deep_tuning = widened(filters, tuning)
-    lexical = tuning.fulltext_ahead and fulltext.runs(parsed.terms, deep_tuning)
+    lexical = (
+        tuning.fulltext_ahead and callable(vector) and fulltext.runs(parsed.terms, deep_tuning)
+    )
     once = plan_once(deep, deep_tuning)
     with _pipeline(conn):
         settings = send_settings(conn, hnsw, filters, tuning)
@@ -138,7 +143,7 @@ def _first_round(
         sessions = None
         if filters.role is None:
             sessions = send_session_text(conn, user_id, parsed.terms, filters, tag)
-        sent = send_action_arm(conn, user_id, terms, filters, where, tuning)
+        sent = send_action_arm(conn, user_id, terms, filters, where, tuning, prepare=once)
     given = None if ahead is None else read_fulltext(ahead, with_vector=hnsw)
     return _FirstRound(settings, read_action_arm(sent, terms), sessions, given)
 

@@ -69,7 +69,9 @@ def send_session_text(
     tag: TagFilter | None,
 ) -> psycopg.Cursor[dict[str, Any]] | None:
     """Send :func:`session_text_ranking`'s statement and return its cursor (``None``: no word
-    to search): in a pipeline it travels with the statements sent beside it."""
+    to search): in a pipeline it travels with the statements sent beside it. Its text never
+    changes (the scope is in its parameters): kept prepared, and after a few runs planned once
+    when the server finds that no costlier (``plan_cache_mode = auto``)."""
     words = [t for t in terms.terms if t not in _SESSION_WORDS]
     if not words:
         return None
@@ -119,7 +121,7 @@ def send_session_text(
             "rare": RARE_SHARE,
             "pool": POOL,
         },
-        prepare=False,  # cheap to plan; kept out of the search's prepared statements
+        prepare=True,  # planning and parsing it took 1.1 ms a search on the coding pool
     )
     return cur
 

@@ -9,13 +9,11 @@ limit 10: the query embedded, searched, the result built and serialised, and che
 client against the tool's output schema, as the SDK's client does), that check alone again, the
 query embedded alone by the same embedder, and the store's search alone with that vector, with
 this tuning and with the fixed weights of before issue 36 (the baseline). Then the search as the
-tool runs it without MCP, in rotating order: as the product runs it
-(:func:`~agents_memory.recall.search.query_vector_for`: the query embedded first with both of
-the model's threads while the machine is free, then one hybrid statement; else on one thread
-while the statements that need no vector, the full-text arm among them, are sent), the query
-always embedded on one thread beside those statements (session 14's way), and the baseline of
-before: the arm after the vector in the one hybrid statement (``SearchTuning.fulltext_ahead``
-off), the query beside the first round with two threads whenever free.
+tool runs it without MCP (the query embedded on a thread while the statements that need no
+vector are sent), in rotating order: as the product runs it (the full-text arm in that first
+round trip, a core left to it by the embedder), the arm ahead with the embedder's two threads
+whenever the machine looks free, and the baseline of before: the arm after the vector in the
+one hybrid statement (``SearchTuning.fulltext_ahead`` off), two threads whenever free.
 """
 
 from __future__ import annotations
@@ -31,13 +29,7 @@ from mcp import Client
 from mcp.types import Implementation
 
 from agents_memory.config import Settings
-from agents_memory.recall.search import (
-    PendingVector,
-    QueryVector,
-    embed_query,
-    prepare_search,
-    query_vector_for,
-)
+from agents_memory.recall.search import PendingVector, embed_query, prepare_search
 from agents_memory.recall.search_request import SearchRequest
 from agents_memory.recall.state import ServerState, open_state
 from agents_memory.server.app import create_server
@@ -50,9 +42,9 @@ COLUMNS = (
     "query embedded alone",
     "search alone",
     "search alone, fixed weights",
-    "search as the tool runs it",
-    "same, the query always embedded beside the statements (session 14)",
-    "same, full-text arm after the vector, two threads when free (session 13)",
+    "search, query embedded meanwhile",
+    "same, two embedding threads when free",
+    "same, full-text arm after the vector, two threads when free (before)",
 )
 HEADERS = ["what is timed", "queries", "p50 ms", "p95 ms", "p99 ms"]
 
@@ -96,8 +88,8 @@ async def _timed(
             for name, variant in ((COLUMNS[3], tuning), (COLUMNS[4], fixed)):
                 seconds[name].append(_search_alone(state, text, vector, variant))
             ways = [
-                (COLUMNS[5], tuning, None),
-                (COLUMNS[6], tuning, 1),
+                (COLUMNS[5], tuning, 1),
+                (COLUMNS[6], tuning, 0),
                 (COLUMNS[7], replace(tuning, fulltext_ahead=False), 0),
             ]
             turn = len(seconds[COLUMNS[5]]) % len(ways)
@@ -106,29 +98,21 @@ async def _timed(
     return seconds
 
 
-def _search_embedded(
-    state: ServerState, text: str, tuning: SearchTuning, spare: int | None
-) -> float:
-    """The store's search of ``text`` with the query embedded as the tool embeds it
-    (``spare`` ``None``: :func:`~agents_memory.recall.search.query_vector_for`, first with
-    both threads when the machine is free, else on a thread beside the statements that need
-    no vector), or always on a thread beside them with ``spare`` cores left to them
-    (seconds)."""
+def _search_embedded(state: ServerState, text: str, tuning: SearchTuning, spare: int) -> float:
+    """The store's search of ``text`` as the tool runs it: the query embedded on a thread
+    (:class:`~agents_memory.recall.search.PendingVector`, ``spare`` cores left to the search's
+    statements) while the statements that need no vector are sent (seconds)."""
     request = prepare_search(
         SearchRequest.build(query=text, limit=10), device_name=None, now=datetime.now(UTC)
     )
     embedder = state.embedder()
-    embed = partial(embed_query, embedder, request.text)
     with state.pool.connection() as conn:
         started = time.perf_counter()
-        if spare is None:
-            vector: QueryVector | PendingVector = query_vector_for(embedder, embed)
-        else:
-            if embedder is not None:
-                embedder.expect_query(spare, may_go_first=False)
-            vector = PendingVector(embed)
+        if embedder is not None:
+            embedder.expect_query(spare)
+        pending = PendingVector(partial(embed_query, embedder, request.text))
         search_memories(
-            conn, state.user_id, query=request.text, query_vector=vector.vector,
+            conn, state.user_id, query=request.text, query_vector=pending.vector,
             filters=request.filters, tuning=tuning,
         )  # fmt: skip
         return time.perf_counter() - started

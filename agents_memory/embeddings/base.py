@@ -49,14 +49,11 @@ class Embedder(ABC):
         row: FloatArray = self.embed_queries([text])[0]
         return row
 
-    def expect_query(self, spare: int = 1, *, may_go_first: bool = True) -> bool:
-        """A query is about to be embedded, and the caller has other work for ``spare`` cores
-        meanwhile (a search's statements that need no vector): a backend that sizes its work
-        by the machine's load looks at it now, before that work keeps a core busy. True: embed
-        the query first and send that work after (the model is faster with every core to
-        itself than beside the work); False (always, without ``may_go_first``: the bench's
-        baseline): embed it on another thread meanwhile."""
-        return False
+    def expect_query(self, spare: int = 1) -> None:  # noqa: B027 - only a backend sized by the load needs it
+        """A query is about to be embedded on another thread while the caller sends other work
+        (a search's statements that need no vector): a backend that sizes its work by the
+        machine's load looks at it now, before that work keeps a core busy, and leaves
+        ``spare`` cores to it."""
 
     def token_estimate(self, chars: int) -> int:
         """Roughly how many tokens the model reads for a passage of ``chars`` characters (no

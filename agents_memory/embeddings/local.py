@@ -14,13 +14,11 @@ leak into child processes. The model loads on the first call, on that worker thr
 A model that embeds search queries (``adaptive``) picks its thread count per call: all of them
 while the machine has a core free for each (nothing else ready to run, :func:`busy_elsewhere`),
 else one. A query is a few dozen tokens: two threads halve it on a free machine (12.9 against
-25.3 ms p50 here), but on busy cores they wait for each other at every layer. A search has
-statements that need no vector (its full-text arm among them: a few to a dozen milliseconds of
-a database core), and :meth:`LocalEmbedder.expect_query` chooses how the two share the cores:
-beside each other when there is a core for each of the model's threads and for the statements;
-else, on a free machine, the query first with every thread and the statements after (14 + 14
-against 25 + 9 ms p50 on two cores); else one thread beside the statements (through MCP on the
-coding pool, the ways in one run: bench/RESULTS.md, "Search speed (issue 36, MCP)"). The engine's
+25.3 ms p50 here), but on busy cores they wait for each other at every layer. A search sends
+its statements while its query is embedded (:meth:`LocalEmbedder.expect_query`), its full-text
+arm among them (a few to a dozen milliseconds of a database core): a core is left for them, so
+on two cores its query gets one thread, the database the other (through MCP on the coding pool,
+both ways in one run: bench/RESULTS.md, "Search speed (issue 36, MCP)"). The engine's
 OpenMP is loaded with a short spin (``GOMP_SPINCOUNT`` :data:`SPIN_COUNT` unless the user set
 one): a thread waiting at a barrier sleeps after a few microseconds instead of spinning for
 milliseconds on a core another thread needs, which bounds the cost of a wrong guess: a query
@@ -112,19 +110,13 @@ class LocalEmbedder(Embedder):
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agents-memory-e5")
 
-    def expect_query(self, spare: int = 1, *, may_go_first: bool = True) -> bool:
+    def expect_query(self, spare: int = 1) -> None:
         """Choose the next query's threads now (:func:`threads_now`), before the caller's own
-        statements keep ``spare`` cores of the database busy. All of them beside the
-        statements when the machine has a core for each and for the statements; else all of
-        them *before* the statements (True) when the machine is free for the model alone;
-        else one, beside the statements. A thread of the model sharing a core with them holds
-        up the other at every layer, so they never share one."""
-        if not self.adaptive:
-            return False
-        beside = threads_now(self.threads, spare=spare)
-        first = may_go_first and beside < self.threads and threads_now(self.threads) == self.threads
-        self._planned = (self.threads if first else beside, time.monotonic())
-        return first
+        statements keep ``spare`` cores of the database busy, and leave those cores to them:
+        they are part of the same search, and a thread of the model sharing a core with them
+        holds up the other at every layer."""
+        if self.adaptive:
+            self._planned = (threads_now(self.threads, spare=spare), time.monotonic())
 
     @property
     def loaded(self) -> bool:

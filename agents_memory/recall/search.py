@@ -169,7 +169,10 @@ class PendingVector:
         self._thread.start()
 
     def _embed(self, embed: Callable[[], QueryVector]) -> None:
-        self._result = _made(embed)
+        try:
+            self._result = embed()
+        except Exception as exc:  # any backend failure degrades to full-text, by design
+            self._result = QueryVector(None, failed_note(exc))
 
     def result(self) -> QueryVector:
         """The vectors (or why there are none), once made."""
@@ -184,27 +187,6 @@ class PendingVector:
     def note(self) -> str | None:
         """Why the search runs full-text only, once :meth:`vector` returned."""
         return self._result.note
-
-
-def _made(embed: Callable[[], QueryVector]) -> QueryVector:
-    try:
-        return embed()
-    except Exception as exc:  # any backend failure degrades to full-text, by design
-        return QueryVector(None, failed_note(exc))
-
-
-def query_vector_for(
-    embedder: Embedder | None, embed: Callable[[], QueryVector]
-) -> QueryVector | PendingVector:
-    """The query's vector made by ``embed`` with ``embedder``: now, before the search sends
-    anything, when the model is faster with the machine to itself than beside the search's
-    statements (:meth:`~agents_memory.embeddings.base.Embedder.expect_query`: a free machine
-    with fewer cores than its threads and the statements' need); else on a thread of its own
-    while the search sends what needs no vector (:class:`PendingVector`). The one choice of
-    the MCP tool and the capture daemon's search."""
-    if embedder is not None and embedder.expect_query():
-        return _made(embed)
-    return PendingVector(embed)
 
 
 def backend_query_vector(

@@ -38,7 +38,6 @@ from agents_memory.recall.search import (
     failed_note,
     held_query_vector,
     prepare_search,
-    query_vector_for,
     search_on,
 )
 from agents_memory.recall.search_request import SearchRequest
@@ -111,11 +110,13 @@ class SearchService:
         raise refused
 
     def _pending(self, asked: PreparedSearch) -> QueryVector | PendingVector:
-        """The query's vectors when there are words to embed with a backend (:meth:`_vector`):
-        made now or on a thread of their own, as :func:`query_vector_for` chooses."""
+        """The query's vectors, made on a thread of their own when there are words to embed
+        with a backend (:meth:`_vector`)."""
         if asked.text is None or self.settings.embedding_backend == "none":
             return held_query_vector(self.settings, None, asked.text)
-        return query_vector_for(self._embedder, partial(self._vector, asked.text, asked.more))
+        if self._embedder is not None:
+            self._embedder.expect_query()
+        return PendingVector(partial(self._vector, asked.text, asked.more))
 
     def warm(self) -> None:
         """Load the local model and embed one query, so that the first search does not wait

@@ -22,7 +22,6 @@ from agents_memory.recall.search import (
     QueryVector,
     embed_query,
     prepare_search,
-    query_vector_for,
     search_user,
 )
 from agents_memory.recall.search_request import SearchRequest
@@ -168,10 +167,13 @@ def search_result(state: ServerState, request: SearchRequest, *, now: datetime) 
         prepared = prepare_search(request, device_name=state.settings.device_name, now=now)
     except SearchArgumentError as exc:
         raise _tool_error(exc) from exc
-    vector: QueryVector | PendingVector = QueryVector(None)
-    if prepared.text and not prepared.more:  # maybe embedded while the search sends the rest
+    pending: PendingVector | None = None
+    vector = QueryVector(None)
+    if prepared.text and not prepared.more:  # embedded while the search sends the rest
         embedder = state.embedder()
-        vector = query_vector_for(embedder, partial(embed_query, embedder, prepared.text))
+        if embedder is not None:
+            embedder.expect_query()
+        pending = PendingVector(partial(embed_query, embedder, prepared.text))
     elif prepared.text:
         vector = embed_query(state.embedder(), prepared.text, prepared.more)
     try:
@@ -180,17 +182,18 @@ def search_result(state: ServerState, request: SearchRequest, *, now: datetime) 
                 conn,
                 state.user_id,
                 prepared,
-                vector.vector,  # a PendingVector's is asked for once the first round is sent
+                vector.vector if pending is None else pending.vector,
                 state.settings,
-                vector.more if isinstance(vector, QueryVector) else (),
+                vector.more,
             )
     except UnknownProjectError as exc:
         raise ToolError(
             f"{exc}. Call search_memory without project, or with one of those projects."
         ) from exc
     finally:
-        if vector.note:
-            log.warning("%s", vector.note)
+        note = vector.note if pending is None else pending.note
+        if note:
+            log.warning("%s", note)
 
 
 def full_output(result: SearchResult) -> SearchOutput:

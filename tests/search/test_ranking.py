@@ -56,7 +56,8 @@ def test_a_long_question_matches_with_any_of_its_words(
 def test_query_words_become_quoted_terms_and_escaped_like_patterns() -> None:
     terms = query_terms("It's 50% of snake_case 마이그레이션을 'x' | !")
     assert terms.tsquery == "'it' | '50' | 'of' | 'snake' | 'case' | '마이그레이션':*"
-    assert terms.like_patterns == ("%it's%", "%50\\%%", "%of%", "%snake\\_case%", "%마이그레이션%")
+    # "of" is a stop word: a third of any English text holds it, no pattern finds by it
+    assert terms.like_patterns == ("%it's%", "%50\\%%", "%snake\\_case%", "%마이그레이션%")
 
 
 def test_vector_arm_finds_a_row_with_no_word_overlap(conn: psycopg.Connection[Any]) -> None:
@@ -199,6 +200,23 @@ def test_ilike_fallback_treats_like_wildcards_literally(conn: psycopg.Connection
     result = run(conn, "5_0")
     assert result.used == "ilike"
     assert messages(result) == ["variable 5_0 set"]
+
+
+def test_the_word_fallback_never_matches_by_a_stop_word(conn: psycopg.Connection[Any]) -> None:
+    """ "about" is in a third of any English text: a search whose other words match nothing
+    says "no match" instead of listing the turns that hold "about"."""
+    ids = add(
+        conn,
+        [mem("tell me about the deploy"), mem("what about lunch"), mem("the caching layer")],
+        [near(0, 0.1, 1), near(0, 0.1, 2), near(0, 0.1, 3)],
+    )
+    result = run(conn, "qwertz about", unit((0, 1.0)))
+    assert result.used == "vector" and result.weak  # the nearest, each weak: no ILIKE hit
+    assert result.note and result.note.startswith("no match: ")
+    assert {h.id for h in result.hits} <= set(ids)
+    assert all(h.why.words_matched is None for h in result.hits)
+    partial = run(conn, "achin about", unit((0, 1.0)))  # a part of a word is still found
+    assert partial.used == "ilike" and messages(partial) == ["the caching layer"]
 
 
 def test_weak_vectors_trigger_the_fallback(conn: psycopg.Connection[Any]) -> None:

@@ -15,7 +15,13 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from agents_memory.store.search.words import WORD, content_of, identifier_words, stem
+from agents_memory.store.search.words import (
+    WORD,
+    content_of,
+    identifier_words,
+    is_stop_word,
+    stem,
+)
 
 MAX_TERMS = 32
 
@@ -43,7 +49,8 @@ class QueryTerms:
     tsquery_all: str | None
     """The same terms joined with ``&`` (every word), when there are at least two."""
     like_patterns: tuple[str, ...]
-    """``%word%`` patterns, LIKE-escaped, for words of at least two characters."""
+    """``%word%`` patterns, LIKE-escaped, for words of at least two characters that are no stop
+    word (:func:`~agents_memory.store.search.words.is_stop_word`)."""
 
 
 def query_terms(query: str) -> QueryTerms:
@@ -65,7 +72,7 @@ def _terms_of(words: list[str], lowered: str) -> QueryTerms:
         word = raw.strip(_EDGE_PUNCT)
         if _HANGUL.search(word):
             word = _strip_particle(word)
-        if len(word) < 2:
+        if len(word) < 2 or is_stop_word(word):  # "%about%": a third of any English text
             continue
         escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         pattern = f"%{escaped}%"

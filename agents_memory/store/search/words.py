@@ -147,6 +147,12 @@ STEM_CHARS = 5
 """A word's stem is its first this many characters."""
 
 
+def is_stop_word(word: str) -> bool:
+    """Whether ``word`` (lower case) says nothing a search could find a turn by ("about",
+    "which"): the confidence skips it, the word fallback does not look for it."""
+    return word in _STOP
+
+
 def stem(word: str) -> str:
     return word[:STEM_CHARS] if len(word) > STEM_CHARS else word
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -24,7 +24,9 @@ def cli_settings(make_settings: Any, db_url: str, conn: psycopg.Connection[Any])
         [
             mem("Postgres [bold]migration[/bold] plan for the capture daemon", age_days=2),
             mem("Мы обсуждали миграцию базы данных", platform="codex-cli", role="assistant"),
-            mem("lunch order", age_days=0.1),
+            # written moments ago, so "today" holds it at any hour (2.4 hours ago failed
+            # between midnight and 02:24)
+            mem("lunch order", at=datetime.now(UTC) - timedelta(seconds=1)),
         ],
     )
     result: Settings = make_settings(database_url=db_url, embedding_backend="none")

@@ -6,7 +6,7 @@ machine and on busy cores, interleaved (issues 24 and 36).
 ``search_memory`` embeds its query before searching. The LoCoMo questions (the first
 ``--queries``) are embedded one at a time, as a search does, by two local embedders: one
 thread (the rule before issue 36) and the product's (``adaptive``: two while nothing else is
-ready to run, else one, :func:`agents_memory.embeddings.local.threads_now`); they take turns
+ready to run, else one, :func:`agents_memory.embeddings.cores.threads_now`); they take turns
 ten questions at a time, so that the machine's load hits both alike. A third model with two
 threads of its own in the same process is left out on purpose: two OpenMP teams in one process
 outnumber two cores, libgomp then lets its waiting threads sleep at once, and neither two-thread

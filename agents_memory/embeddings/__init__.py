@@ -96,7 +96,7 @@ def create_embedder(
     backlog does not slow the capture daemon and the hooks down. ``queries`` (the MCP server's,
     the daemon's and the command line's model for search queries) uses all its threads only
     while the machine has a core free for each, one otherwise
-    (:func:`agents_memory.embeddings.local.threads_now`).
+    (:func:`agents_memory.embeddings.cores.threads_now`).
     Raises :class:`ConfigError` for an incomplete ``openai`` configuration or a local model name
     this build does not ship.
     """

@@ -55,6 +55,16 @@ class Embedder(ABC):
         machine's load looks at it now, before that work keeps a core busy, and leaves
         ``spare`` cores to it."""
 
+    def plan_query(self, text: str, work_ms: float) -> bool:
+        """A query (``text``) is about to be embedded on another thread while the caller has
+        ``work_ms`` of its own work that needs no vector (a search's first statements, as long
+        as they have lately taken). True: the caller should wait for the vector and do that
+        work after (the backend embeds it on every core free, enough faster to pay for the
+        wait); False: do it meanwhile (the backend leaves it a core, as :meth:`expect_query`).
+        A backend that does not embed on this machine's cores: always False."""
+        self.expect_query()
+        return False
+
     def token_estimate(self, chars: int) -> int:
         """Roughly how many tokens the model reads for a passage of ``chars`` characters (no
         tokenizer call: about 3 characters a token, the prefix and special tokens included).

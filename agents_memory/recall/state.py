@@ -14,6 +14,7 @@ from psycopg_pool import ConnectionPool
 from agents_memory.adapters import all_platforms
 from agents_memory.config import Settings
 from agents_memory.errors import AgentsMemoryError, EmbeddingMismatchError
+from agents_memory.recall.pace import SearchPace
 from agents_memory.store import database
 from agents_memory.store.entry import owner_and_vectors
 
@@ -30,6 +31,8 @@ class ServerState:
     user_id: int
     has_vector: bool
     cwd: str | None = field(default_factory=os.getcwd)
+    pace: SearchPace = field(default_factory=SearchPace)
+    """When a search's query is embedded (beside its first statements or first)."""
     _embedder: Embedder | None = None
     _embedder_failed: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)

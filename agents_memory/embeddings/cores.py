@@ -14,9 +14,10 @@ each helper on another; both are let go after. Only Linux can do this (``sched_s
 a thread id); elsewhere the threads are placed by the system.
 
 Cost (:class:`QueryRates`). What a query takes per token on each thread count, the median of the
-last queries embedded, so a caller with work of its own can weigh embedding the query first, on
-every free thread, against embedding it beside that work on fewer
-(:meth:`~agents_memory.embeddings.base.Embedder.plan_query`).
+last queries embedded, so that a caller sending work of its own meanwhile can weigh every free
+thread for the query, sharing a core with that work, against leaving it a core: each measured
+as it ran, beside that work, so the sharing is in the figures (:func:`soonest`,
+:meth:`~agents_memory.embeddings.base.Embedder.plan_query`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import statistics
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -40,6 +41,10 @@ thread that runs for a moment (a database backend finishing the caller's last st
 of the caller's own threads going to sleep) is gone by the next look, a busy process is not."""
 RATE_WINDOW = 15
 """Queries per thread count whose cost a query model remembers (their median is its rate)."""
+RATE_FRESH_SEC = 600.0
+"""How long a query's measured cost counts (the machine's load changes)."""
+RATE_SURE = 3
+"""Queries on a thread count before its measured rate stands alone."""
 
 T = TypeVar("T")
 
@@ -185,30 +190,47 @@ def _current_core() -> int | None:
 
 
 class QueryRates:
-    """Milliseconds a token of a query takes on each thread count, the median of the last
-    :data:`RATE_WINDOW` queries embedded with it. A thread count not yet seen is guessed from
-    one that was, as if threads divided the work perfectly (a guess that errs towards trying
-    more threads: trying them measures them)."""
+    """Milliseconds a token of a query takes on each thread count: the median of the last
+    :data:`RATE_WINDOW` queries embedded with it in the last :data:`RATE_FRESH_SEC`.
+
+    A thread count with fewer than :data:`RATE_SURE` such queries is also guessed from the
+    others, as if threads divided the work perfectly, and the lower of guess and measure
+    taken: the guess errs towards trying more threads, and trying them measures them, so one
+    slow call (or a machine busier an hour ago) does not keep a query off them for good. The
+    first call on a thread count is not counted: it starts the engine's threads."""
 
     def __init__(self) -> None:
-        self._seen: dict[int, deque[float]] = {}
+        self._seen: dict[int, deque[tuple[float, float]]] = {}
+        self._started: set[int] = set()
         self._lock = threading.Lock()
 
-    def observe(self, threads: int, tokens: int, ms: float) -> None:
-        if tokens <= 0 or ms <= 0:
-            return
+    def observe(self, threads: int, tokens: int, ms: float, *, at: float | None = None) -> None:
+        """A query of ``tokens`` tokens took ``ms`` on ``threads`` threads (at ``at``,
+        ``time.monotonic()``; default: now)."""
         with self._lock:
-            self._seen.setdefault(threads, deque(maxlen=RATE_WINDOW)).append(ms / tokens)
+            if threads not in self._started:
+                self._started.add(threads)
+                return
+            if tokens > 0 and ms > 0:
+                seen = self._seen.setdefault(threads, deque(maxlen=RATE_WINDOW))
+                seen.append((time.monotonic() if at is None else at, ms / tokens))
 
-    def rate(self, threads: int) -> float | None:
-        """Milliseconds a token on ``threads`` threads; ``None`` before any query."""
+    def rate(self, threads: int, *, at: float | None = None) -> float | None:
+        """Milliseconds a token on ``threads`` threads (as of ``at``; default: now);
+        ``None`` with no query measured lately."""
+        now = time.monotonic() if at is None else at
         with self._lock:
-            seen = {n: statistics.median(v) for n, v in self._seen.items() if v}
-        if threads in seen:
-            return seen[threads]
-        if not seen:
-            return None
-        return min(rate * n / threads for n, rate in seen.items())
+            fresh = {
+                n: [rate for when, rate in seen if now - when <= RATE_FRESH_SEC]
+                for n, seen in self._seen.items()
+            }
+        measured = {n: statistics.median(v) for n, v in fresh.items() if v}
+        guesses = [rate * n / threads for n, rate in measured.items() if n != threads]
+        guess = min(guesses) if guesses else None
+        mine = measured.get(threads)
+        if mine is None or (len(fresh[threads]) < RATE_SURE and guess is not None):
+            return guess if mine is None else min(mine, guess or mine)
+        return mine
 
     def cost(self, threads: int, tokens: int) -> float | None:
         """Milliseconds a query of ``tokens`` tokens is expected to take on ``threads``."""
@@ -216,9 +238,8 @@ class QueryRates:
         return None if rate is None else rate * tokens
 
 
-def embed_first(beside: float, alone: float, work_ms: float) -> bool:
-    """Whether to embed a query first and send the caller's work after (``alone``: the query's
-    milliseconds on every free thread) rather than beside the work (``beside``: on the threads
-    that leave the work a core; ``work_ms``: the work's own). Beside, the two overlap: the
-    vector is there after the longer of them. First, after both in turn."""
-    return alone + work_ms < max(beside, work_ms)
+def soonest(options: Mapping[int, tuple[float, float]]) -> int:
+    """The thread count whose query and work beside it are both done soonest (``options``:
+    each thread count's milliseconds of the query and of the caller's work, each as measured
+    beside the other on that many threads); fewer threads on a tie."""
+    return min(options, key=lambda threads: (max(options[threads]), threads))

@@ -16,17 +16,20 @@ while the machine has a core free for each (nothing else ready to run,
 :func:`~agents_memory.embeddings.cores.busy_elsewhere`), else one, each thread held on a core
 of its own for the call (:class:`~agents_memory.embeddings.cores.Spread`). A query is a few
 dozen tokens: two threads halve it on a free machine (12.9 against 25.3 ms p50 here), but on
-busy cores they wait for each other at every layer. A search either sends its first statements
-while its query is embedded, its full-text arm among them (a few to a dozen milliseconds of a
-database core), and a core is left for them (on two cores its query gets one thread, the
-database the other); or it waits for a vector made on every free core and sends them after,
-whichever the query's tokens, each thread count's measured cost per token and the statements'
-recent time say is sooner (:meth:`LocalEmbedder.plan_query`). The engine's
+busy cores they wait for each other at every layer. A search sends its first statements while
+its query is embedded, its full-text arm among them (a few to a dozen milliseconds of a database
+core); the query leaves them a core (on two cores: one thread) or takes every free core and
+shares one with them, whichever the query's tokens, each thread count's measured cost per token
+and the statements' recent time say is sooner (:meth:`LocalEmbedder.plan_query`). The engine's
 OpenMP is loaded with a short spin (``GOMP_SPINCOUNT`` :data:`SPIN_COUNT` unless the user set
-one): a thread waiting at a barrier sleeps after a few microseconds instead of spinning for
+one): a thread waiting at a barrier sleeps after tens of microseconds instead of spinning for
 milliseconds on a core another thread needs, which bounds the cost of a wrong guess: a query
 with two threads on busy cores was 1.3-2.1x slower than with one, against 2-7x (p50) and
-13-23x (p95) with libgomp's default spin (measured with 1, 2 and 6 spinning processes).
+13-23x (p95) with libgomp's default spin (measured with 1, 2 and 6 spinning processes). A spin
+of 3,000 was too short on a free machine: the helper slept between the layers' parallel
+regions and had to be woken at each; 30,000 took 3-5 ms off a 21-token query on two threads
+(p50 16.5 / p95 22.1 against 20.9-24.5 / 27.7, two runs of 60), for a wrong guess 1.44x
+slower than one thread at p50 instead of 1.23x (14 tokens beside a spinning process).
 
 Priority. ``nice`` (the Cold Path passes :data:`BACKGROUND_NICE`) lowers the worker thread's
 scheduling priority before the model loads; the engine's OpenMP threads, started from that
@@ -48,6 +51,7 @@ import os
 import platform
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -55,7 +59,13 @@ from typing import Any
 import numpy as np
 
 from agents_memory.embeddings.base import Embedder, FloatArray
-from agents_memory.embeddings.cores import QueryRates, Spread, cores, embed_first, threads_now
+from agents_memory.embeddings.cores import (
+    QueryRates,
+    Spread,
+    cores,
+    soonest,
+    threads_now,
+)
 from agents_memory.errors import EmbeddingUnavailableError
 from agents_memory.store.database import EmbeddingSpec
 
@@ -66,7 +76,7 @@ MAX_THREADS = 2
 BACKGROUND_NICE = 10
 PLAN_FRESH_SEC = 0.25
 """How long a choice of :meth:`LocalEmbedder.expect_query` holds for the next query."""
-SPIN_COUNT = "3000"
+SPIN_COUNT = "30000"
 """libgomp's busy-wait before a waiting thread sleeps, set while the engine loads."""
 _CHARS_PER_TOKEN_CAP = 6
 """The character cut keeps ``max_tokens * 6`` characters: more than 512 tokens of any text
@@ -121,23 +131,28 @@ class LocalEmbedder(Embedder):
         if self.adaptive:
             self._planned = (threads_now(self.threads, spare=spare), time.monotonic(), None)
 
-    def plan_query(self, text: str, work_ms: float) -> bool:
-        """As the base class: embed ``text`` first, on every thread while the machine has a core
-        free for each, when that saves more than ``work_ms`` would overlap (the query's tokens
-        counted, each thread count's cost per token as measured, :func:`embed_first`); else
-        beside the work, leaving it a core (:meth:`expect_query`)."""
+    def plan_query(self, text: str, work_ms: Mapping[int, float]) -> int | None:
+        """As the base class: every thread, while the machine has a core free for each, when
+        the query (its tokens counted, each thread count's cost per token as measured) and the
+        work beside it are done sooner so (:func:`~agents_memory.embeddings.cores.soonest`; a
+        thread count the work was not yet measured beside is taken at the best of the others);
+        else as :meth:`expect_query`."""
         if not self.adaptive:
-            return False
-        beside = threads_now(self.threads, spare=1)
-        alone = threads_now(self.threads) if beside < self.threads else beside
+            return None
+        chosen = beside = threads_now(self.threads, spare=1)
         model = self._model
         tokens = None if model is None else self._tokens(model, text)
-        first = False
-        if alone > beside and tokens is not None:
-            costs = self.rates.cost(beside, tokens), self.rates.cost(alone, tokens)
-            first = None not in costs and embed_first(costs[0] or 0, costs[1] or 0, work_ms)
-        self._planned = (alone if first else beside, time.monotonic(), tokens)
-        return first
+        if tokens is not None and beside < self.threads and work_ms:
+            options = {}
+            for threads in (beside, self.threads):
+                cost = self.rates.cost(threads, tokens)
+                work = work_ms.get(threads, min(work_ms.values()))
+                if cost is not None:
+                    options[threads] = (cost, work)
+            if len(options) == 2 and soonest(options) > beside:
+                chosen = threads_now(self.threads)  # only while a core is free for each
+        self._planned = (chosen, time.monotonic(), tokens)
+        return chosen
 
     @property
     def loaded(self) -> bool:

@@ -160,18 +160,16 @@ def embed_query(
 class PendingVector:
     """The query's vector made by ``embed`` (e.g. :func:`embed_query`) on a thread of its own,
     so a search can send what needs no vector meanwhile: :meth:`result` waits for it. An
-    ``embed`` that raises degrades the search to full-text, like a failing backend. ``first``:
-    the search waits for the vector before it sends anything (:meth:`source`; the backend was
-    told so, :meth:`~agents_memory.embeddings.base.Embedder.plan_query`). It keeps when it
-    started, when the vector was first asked for and when it was there
+    ``embed`` that raises degrades the search to full-text, like a failing backend. It keeps
+    when it started and when the vector was first asked for: the search's statements that need
+    none ran between, beside the query on ``threads`` threads (``None``: not known)
     (:class:`~agents_memory.recall.pace.SearchPace` learns from them)."""
 
-    def __init__(self, embed: Callable[[], QueryVector], *, first: bool = False) -> None:
+    def __init__(self, embed: Callable[[], QueryVector], *, threads: int | None = None) -> None:
         self._result = QueryVector(None)
-        self.first = first
+        self.threads = threads
         self.started = time.monotonic()
         self.asked: float | None = None
-        self.ready: float | None = None
         self._thread = threading.Thread(
             target=self._embed, args=(embed,), name="query-embed", daemon=True
         )
@@ -182,8 +180,6 @@ class PendingVector:
             self._result = embed()
         except Exception as exc:  # any backend failure degrades to full-text, by design
             self._result = QueryVector(None, failed_note(exc))
-        finally:
-            self.ready = time.monotonic()
 
     def result(self) -> QueryVector:
         """The vectors (or why there are none), once made."""
@@ -195,12 +191,6 @@ class PendingVector:
     def vector(self) -> np.ndarray[Any, Any] | None:
         """The query's vector (``None``: full-text only, :attr:`note` says why)."""
         return self.result().vector
-
-    def source(self) -> VectorSource:
-        """What the search takes as its query vector: the vector itself (waited for) when it
-        is to come first, else :meth:`vector`, asked for once the search has sent what needs
-        none."""
-        return self.vector() if self.first else self.vector
 
     @property
     def note(self) -> str | None:
@@ -272,8 +262,7 @@ def search_on(
 ) -> SearchResult:
     """The search of the settings' user on ``conn`` with ``vector`` (dropped when the stored
     vectors come from another model). A :class:`PendingVector` is waited for only once the
-    statements that need no vector are sent (the query is embedded meanwhile), unless it is
-    to come first (:attr:`PendingVector.first`). Each reason
+    statements that need no vector are sent (the query is embedded meanwhile). Each reason
     for a full-text-only search goes to ``on_note``. The one search of the command line and of
     the capture daemon's socket."""
     user_id = find_user_id(conn, settings.user_name)
@@ -281,7 +270,7 @@ def search_on(
     if user_id is None:
         arrival.result()  # its note is said all the same
         return SearchResult(used="none", note=f"no memories for user {settings.user_name!r}")
-    if isinstance(vector, QueryVector) or vector.first:
+    if isinstance(vector, QueryVector):
         given = arrival.result()
         return search_user(conn, user_id, request, given.vector, settings, given.more)
     more = [partial(arrival.more, n) for n in range(len(request.more))]

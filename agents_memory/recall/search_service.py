@@ -68,7 +68,8 @@ class SearchService:
         self.connections = Connections(settings, statement_timeout_ms=None)
         self._embedder: Embedder | None = None
         self._used_at = 0.0
-        self._pace = SearchPace()
+        self.pace = SearchPace()
+        """What its searches' first statements take: the threads of the next query."""
         self._lock = threading.Lock()  # the backend: made, used and closed by one at a time
 
     def answer(self, request: dict[str, Any]) -> str:
@@ -108,8 +109,8 @@ class SearchService:
             else:
                 vector = self._pending(asked) if vector is None else vector
                 result = search_on(conn, self.settings, asked, vector, on_note=notes.append)
-                if isinstance(vector, PendingVector) and not asked.more:
-                    self._pace.observe(vector)
+                if isinstance(vector, PendingVector):
+                    self.pace.observe(vector)
                 return notes, result.as_dict()
         raise refused
 
@@ -118,12 +119,9 @@ class SearchService:
         with a backend (:meth:`_vector`)."""
         if asked.text is None or self.settings.embedding_backend == "none":
             return held_query_vector(self.settings, None, asked.text)
-        embed = partial(self._vector, asked.text, asked.more)
-        if asked.more:  # several phrasings: searched one after the other, each beside its vector
-            if self._embedder is not None:
-                self._embedder.expect_query()
-            return PendingVector(embed)
-        return self._pace.start(self._embedder, asked.text, embed)
+        return self.pace.start(
+            self._embedder, asked.text, partial(self._vector, asked.text, asked.more)
+        )
 
     def warm(self) -> None:
         """Load the local model and embed one query, so that the first search does not wait

@@ -32,7 +32,7 @@ class ServerState:
     has_vector: bool
     cwd: str | None = field(default_factory=os.getcwd)
     pace: SearchPace = field(default_factory=SearchPace)
-    """When a search's query is embedded (beside its first statements or first)."""
+    """What a search's first statements take here: its query's threads are chosen by it."""
     _embedder: Embedder | None = None
     _embedder_failed: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)

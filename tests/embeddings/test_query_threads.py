@@ -96,15 +96,16 @@ def test_a_search_that_sends_statements_meanwhile_leaves_them_a_core() -> None:
         os.sched_setaffinity(0, cores)
 
 
-def test_a_query_model_learns_what_a_token_costs_and_on_busy_cores_never_asks_to_go_first(
+def test_a_query_model_learns_what_a_token_costs_and_on_busy_cores_keeps_one_thread(
     busy_cores: int,
 ) -> None:
     with LocalEmbedder(LOCAL_SPEC, threads=2, adaptive=True) as embedder:
-        assert embedder.plan_query("which migration failed on staging", 0.0) is False  # unloaded
+        assert embedder.plan_query("which migration failed on staging", {1: 0.0}) == 1  # unloaded
+        embedder.embed_query("which migration failed on staging")  # loads: not counted
         embedder.embed_query("which migration failed on staging")
         assert embedder.rates.rate(1) is not None  # one thread on busy cores, measured
         # however quick the caller's own work, two threads on busy cores are not sooner
-        assert embedder.plan_query("which migration failed on staging", 0.0) is False
+        assert embedder.plan_query("which migration failed on staging", {1: 5.0, 2: 0.0}) == 1
         before = os_threads()
         embedder.embed_query("which migration failed on staging")
         assert len(os_threads() - before) == 0  # still no OpenMP helper

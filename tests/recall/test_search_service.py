@@ -10,7 +10,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from functools import partial
 from typing import Any
 
 import psycopg
@@ -19,17 +18,10 @@ import pytest
 from agents_memory.config import Settings
 from agents_memory.errors import SearchRefused, UnknownProjectError
 from agents_memory.recall import search_service
-from agents_memory.recall.search import (
-    PendingVector,
-    backend_query_vector,
-    prepare_search,
-    search_database,
-    search_on,
-)
+from agents_memory.recall.search import prepare_search, search_database
 from agents_memory.recall.search_request import SearchRequest
 from agents_memory.recall.search_service import SearchService
 from agents_memory.recall.search_wire import search_line
-from tests.coldpath.embedding_helpers import wait_until
 from tests.conftest import TEST_DIM, TEST_MODEL
 from tests.embeddings.fake_openai import FakeEmbeddingServer
 from tests.search.helpers import add, mem
@@ -143,6 +135,7 @@ def test_the_query_is_embedded_while_the_statements_that_need_no_vector_run(
     finally:
         service.close()
     assert sent is not None and "actions" in sent  # the first round, before the vector came
+    assert service.pace.observed == 1  # what they took, for the next query's threads
     assert answers[0]["notes"] == []
     assert answers[0]["result"]["vector_used"] is True
     assert answers[0]["result"]["results"][0]["message"] == "the staging port is 5433"
@@ -255,52 +248,3 @@ def test_vectors_of_another_model_are_not_compared_and_the_search_says_so(
     ]
     assert answer["result"]["vector_used"] is False
     assert answer["result"]["results"][0]["message"] == "the staging port is 5433"
-
-
-def test_a_query_to_embed_first_is_waited_for_before_any_statement_of_the_search(
-    service_settings: Settings, embeddings: FakeEmbeddingServer, db_url: str
-) -> None:
-    """A search told to embed its query first (the embedder's threads save more than the
-    overlap would, :mod:`agents_memory.recall.pace`) sends none of its ranking statements
-    before the vector is there, and finds what a search beside them finds."""
-    prepared = prepare_search(
-        SearchRequest.build(**ARGS), device_name=service_settings.device_name, now=datetime.now(UTC)
-    )
-    embed = partial(backend_query_vector, service_settings, prepared.text)
-    found: dict[bool, Any] = {}
-    for first in (True, False):
-        embeddings.hold = threading.Event()
-        embeddings.arrived.clear()
-        pending = PendingVector(embed, first=first)
-
-        def search(pending: PendingVector = pending, first: bool = first) -> None:
-            with psycopg.connect(db_url) as conn:
-                found[first] = search_on(conn, service_settings, prepared, pending, on_note=print)
-
-        asking = threading.Thread(target=search)
-        asking.start()
-        try:
-            assert embeddings.arrived.wait(30)
-            if first:
-                wait_until(partial(_asked, pending))  # the search waits for its vector
-                assert _statements_seen(db_url, "actions") == []
-        finally:
-            embeddings.hold.set()
-            asking.join(60)
-    assert found[True].vector_used and found[False].vector_used
-    assert [h.id for h in found[True].hits] == [h.id for h in found[False].hits]
-
-
-def _asked(pending: PendingVector) -> bool:
-    return pending.asked is not None
-
-
-def _statements_seen(db_url: str, word: str) -> list[str]:
-    """The statements of this database's other connections that mention ``word``."""
-    with psycopg.connect(db_url, autocommit=True) as watcher:
-        rows = watcher.execute(
-            "SELECT query FROM pg_stat_activity WHERE datname = current_database()"
-            " AND pid <> pg_backend_pid() AND query LIKE %s",
-            (f"%{word}%",),
-        ).fetchall()
-    return [str(row[0]) for row in rows]

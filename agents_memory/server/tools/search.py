@@ -169,14 +169,14 @@ def search_result(state: ServerState, request: SearchRequest, *, now: datetime) 
         raise _tool_error(exc) from exc
     pending: PendingVector | None = None
     vector = QueryVector(None)
-    if prepared.text and not prepared.more:  # embedded while the search sends the rest, or first
+    if prepared.text and not prepared.more:  # embedded while the search sends the rest
         embedder = state.embedder()
         embed = partial(embed_query, embedder, prepared.text)
         pending = state.pace.start(embedder, prepared.text, embed)
     elif prepared.text:
         vector = embed_query(state.embedder(), prepared.text, prepared.more)
     try:
-        source = vector.vector if pending is None else pending.source()
+        source = vector.vector if pending is None else pending.vector
         with state.pool.connection() as conn:
             result = search_user(conn, state.user_id, prepared, source, state.settings, vector.more)
         if pending is not None:

@@ -74,6 +74,10 @@ log = logging.getLogger(__name__)
 E5_MAX_TOKENS = 512
 MAX_THREADS = 2
 BACKGROUND_NICE = 10
+EXPLORE_AFTER_SEC = 60.0
+"""A thread count :meth:`LocalEmbedder.plan_query` has not chosen for this long is chosen once,
+so that its cost stays measured: one slow call, or a busy minute, would otherwise keep a query
+off two threads for as long as the measure counts."""
 PLAN_FRESH_SEC = 0.25
 """How long a choice of :meth:`LocalEmbedder.expect_query` holds for the next query."""
 SPIN_COUNT = "30000"
@@ -149,8 +153,13 @@ class LocalEmbedder(Embedder):
                 work = work_ms.get(threads, min(work_ms.values()))
                 if cost is not None:
                     options[threads] = (cost, work)
-            if len(options) == 2 and soonest(options) > beside:
-                chosen = threads_now(self.threads)  # only while a core is free for each
+            if len(options) == 2:
+                every = soonest(options) > beside
+                other = beside if every else self.threads
+                if self.rates.age(other) > EXPLORE_AFTER_SEC:  # the other way, now and then:
+                    every = not every  # a rate is measured only by the calls that take it
+                if every:
+                    chosen = threads_now(self.threads)  # only while a core is free for each
         self._planned = (chosen, time.monotonic(), tokens)
         return chosen
 

@@ -40,6 +40,8 @@ def test_a_thread_count_not_yet_measured_is_guessed_as_if_threads_divided_the_wo
         rates.observe(2, 20, 20.0, at=0.0)
     assert rates.rate(2, at=0.0) == 1.0  # measured enough now: the median of 60, 20, 20
     assert rates.rate(2, at=RATE_FRESH_SEC + 1) is None  # forgotten: the load may have changed
+    assert rates.age(2, at=30.0) == 30.0  # since it was last measured
+    assert rates.age(4) == float("inf")
 
 
 def test_a_rate_is_the_median_of_the_last_queries_so_one_slow_call_does_not_move_it() -> None:

@@ -8,12 +8,14 @@ keeps it). For each question, interleaved: the tool call (``search_memory`` with
 limit 10: the query embedded, searched, the result built and serialised, and checked by the
 client against the tool's output schema, as the SDK's client does), that check alone again, the
 query embedded alone by the same embedder, and the store's search alone with that vector, with
-this tuning and with the fixed weights of before issue 36 (the baseline). Then the search as the
-tool runs it without MCP (the query embedded on a thread while the statements that need no
-vector are sent), in rotating order: as the product runs it (the full-text arm in that first
-round trip, a core left to it by the embedder), the arm ahead with the embedder's two threads
-whenever the machine looks free, and the baseline of before: the arm after the vector in the
-one hybrid statement (``SearchTuning.fulltext_ahead`` off), two threads whenever free.
+this tuning and with the fixed weights of before issue 36 (the baseline). Then the search
+without MCP (the query embedded on a thread while the statements that need no vector are
+sent), in rotating order: as session 15 ran it (the full-text arm in that first round trip, a
+core left to it by the embedder: one thread), the arm ahead with the embedder's two threads
+whenever the machine looks free (what the tool's own choice,
+:meth:`~agents_memory.embeddings.local.LocalEmbedder.plan_query`, mostly comes to on this
+pool), and the baseline of before: the arm after the vector in the one hybrid statement
+(``SearchTuning.fulltext_ahead`` off), two threads whenever free.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ COLUMNS = (
     "query embedded alone",
     "search alone",
     "search alone, fixed weights",
-    "search, query embedded meanwhile",
+    "search, query embedded meanwhile on one thread (session 15)",
     "same, two embedding threads when free",
     "same, full-text arm after the vector, two threads when free (before)",
 )

@@ -248,3 +248,19 @@ def test_vectors_of_another_model_are_not_compared_and_the_search_says_so(
     ]
     assert answer["result"]["vector_used"] is False
     assert answer["result"]["results"][0]["message"] == "the staging port is 5433"
+
+
+def test_the_daemons_searches_keep_their_statements_prepared(
+    service_settings: Settings,
+) -> None:
+    """A search ends its (read-only) transaction with a commit: a connection given back rolled
+    back would forget its prepared statements (psycopg deallocates them on ROLLBACK), and every
+    search would plan its statements afresh (8 ms a search on the coding pool)."""
+    service = SearchService(service_settings)
+    try:
+        _ask(service, service_settings)
+        with service.connections.borrow() as (conn, _user_id):
+            kept = conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()
+    finally:
+        service.close()
+    assert kept is not None and kept[0] >= 3  # the arms' statements, the sessions' text

@@ -5,10 +5,10 @@ Free cores (:func:`threads_now`). A query model uses all its threads only while 
 a core free for each: on busy cores two threads wait for each other at every layer.
 
 Placement (:class:`Spread`). With two threads on a free machine, the engine's OpenMP helper
-sleeps between its parallel regions (the short spin of
-:data:`~agents_memory.embeddings.local.SPIN_COUNT`) and Linux may wake it on the core of the
-thread that woke it, its last: both threads then share one core while the other idles, and a
-7-token query took 42 ms at p95 instead of 11 (60 queries after 30 ms idle, this two-core
+sleeps between queries (and between a query's parallel regions when its spin,
+:data:`~agents_memory.embeddings.local.SPIN_COUNT`, runs out) and Linux may wake it on the core
+of the thread that woke it, its last: both threads then share one core while the other idles,
+and a 7-token query took 42 ms at p95 instead of 11 (60 queries after 30 ms idle, this two-core
 machine). For the length of a call on a free machine the calling thread is held on its core and
 each helper on another; both are let go after. Only Linux can do this (``sched_setaffinity`` of
 a thread id); elsewhere the threads are placed by the system.
@@ -164,19 +164,22 @@ class Spread:
             for helper, core in zip(helpers, others, strict=True):
                 os.sched_setaffinity(helper, {core})
         except OSError as exc:  # a helper ended (ProcessLookupError) or placement is refused
-            os.sched_setaffinity(0, allowed)
+            self._let_go(allowed, helpers)
             self._give_up(f"placing the threads failed ({exc})")
             yield
             return
         try:
             yield
         finally:
-            os.sched_setaffinity(0, allowed)
-            for helper in helpers:
-                try:
-                    os.sched_setaffinity(helper, allowed)
-                except OSError:
-                    self._give_up("a helper thread ended")
+            self._let_go(allowed, helpers)
+
+    def _let_go(self, allowed: list[int], helpers: tuple[int, ...]) -> None:
+        """The calling thread and the helpers free to run on any of ``allowed`` again."""
+        for thread in (0, *helpers):
+            try:
+                os.sched_setaffinity(thread, allowed)
+            except OSError:  # a helper ended meanwhile
+                self._give_up("a helper thread ended")
 
     def _give_up(self, why: str) -> None:
         if self._usable:

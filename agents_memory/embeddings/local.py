@@ -117,8 +117,8 @@ class LocalEmbedder(Embedder):
         self.max_tokens = max_tokens
         self._model: Any = None
         self._threads_set = self.threads
-        self._planned: tuple[int, float, int | None] | None = None
-        """The next query's threads, when they were chosen, and its tokens (when counted)."""
+        self._planned: tuple[int, float] | None = None
+        """The next query's threads and when they were chosen."""
         self.rates = QueryRates()
         """What a query's token costs on each thread count, as measured (adaptive models)."""
         self._spread = Spread()
@@ -133,7 +133,7 @@ class LocalEmbedder(Embedder):
         they are part of the same search, and a thread of the model sharing a core with them
         holds up the other at every layer."""
         if self.adaptive:
-            self._planned = (threads_now(self.threads, spare=spare), time.monotonic(), None)
+            self._planned = (threads_now(self.threads, spare=spare), time.monotonic())
 
     def plan_query(self, text: str, work_ms: Mapping[int, float]) -> int | None:
         """As the base class: every thread, while the machine has a core free for each, when
@@ -160,7 +160,7 @@ class LocalEmbedder(Embedder):
                     every = not every  # a rate is measured only by the calls that take it
                 if every:
                     chosen = threads_now(self.threads)  # only while a core is free for each
-        self._planned = (chosen, time.monotonic(), tokens)
+        self._planned = (chosen, time.monotonic())
         return chosen
 
     @property
@@ -190,22 +190,22 @@ class LocalEmbedder(Embedder):
         model = self._load()
         if not self.adaptive:
             return self._encode(model, texts, is_query)
-        threads, tokens = self._threads_for_call()
+        threads = self._threads_for_call()
         self._use_threads(model, threads)
         started = time.perf_counter()
         result = self._spread.run(threads, lambda: self._encode(model, texts, is_query))
         if is_query and len(texts) == 1:  # a search's query: its cost per token, measured
             elapsed = (time.perf_counter() - started) * 1000
-            self.rates.observe(threads, tokens or self._tokens(model, texts[0]), elapsed)
+            self.rates.observe(threads, self._tokens(model, texts[0]), elapsed)
         return result
 
-    def _threads_for_call(self) -> tuple[int, int | None]:
-        """The threads :meth:`expect_query` or :meth:`plan_query` chose moments ago (and the
-        tokens counted then), else chosen now."""
+    def _threads_for_call(self) -> int:
+        """The threads :meth:`expect_query` or :meth:`plan_query` chose moments ago, else
+        chosen now."""
         planned, self._planned = self._planned, None
         if planned is not None and time.monotonic() - planned[1] < PLAN_FRESH_SEC:
-            return planned[0], planned[2]
-        return threads_now(self.threads), None
+            return planned[0]
+        return threads_now(self.threads)
 
     def _tokens(self, model: Any, text: str) -> int:
         """The tokens the engine reads for the query ``text`` (its head, :meth:`_fit`)."""

@@ -109,7 +109,6 @@ class SearchService:
             else:
                 vector = self._pending(asked) if vector is None else vector
                 result = search_on(conn, self.settings, asked, vector, on_note=notes.append)
-                conn.commit()  # read only; psycopg forgets its prepared statements on ROLLBACK
                 if isinstance(vector, PendingVector):
                     self.pace.observe(vector)
                 return notes, result.as_dict()

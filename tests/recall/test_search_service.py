@@ -253,8 +253,8 @@ def test_vectors_of_another_model_are_not_compared_and_the_search_says_so(
 def test_the_daemons_searches_keep_their_statements_prepared(
     service_settings: Settings,
 ) -> None:
-    """A search ends its (read-only) transaction with a commit: a connection given back rolled
-    back would forget its prepared statements (psycopg deallocates them on ROLLBACK), and every
+    """The daemon's connections are given back committed: a connection given back rolled back
+    would forget its prepared statements (psycopg deallocates them on ROLLBACK), and every
     search would plan its statements afresh (8 ms a search on the coding pool)."""
     service = SearchService(service_settings)
     try:

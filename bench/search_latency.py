@@ -238,48 +238,6 @@ def _reference(
         return search_scale.per_conversation(conn, own["users"], timed)
 
 
-def _informational(
-    db: common.BenchDB,
-    name: str,
-    user_id: int,
-    size: int,
-    questions: list[tuple[locomo_data.Question, Any]],
-    args: argparse.Namespace,
-) -> list[tuple[Any, ...]]:
-    """Concurrent clients on the warm database, then the first searches after a restart."""
-    rows = []
-    for system in ("product", "seed A") if args.clients > 0 else ():
-        times, wall = search_scale.concurrent(
-            db.url(name),
-            system,
-            user_id,
-            questions,
-            clients=args.clients,
-            per_client=args.client_queries,
-        )
-        rows.append(search_scale.row(size, system, f"{args.clients} clients", times, wall))
-        print(f"  {rows[-1]}", flush=True)
-
-    def restart() -> str:
-        db.server.stop()
-        db.info = db.server.start()
-        return db.url(name)
-
-    for system in ("product", "seed A") if args.cold_queries > 0 else ():
-        for after_prewarm in (False, True):
-            times, waited = search_scale.cold(
-                restart, system, user_id, questions, args.cold_queries, after_prewarm=after_prewarm
-            )
-            condition = (
-                "restart, at once"
-                if waited is None
-                else f"restart, cache read back ({waited:.1f} s)"
-            )
-            rows.append(search_scale.row(size, system, condition, times, None))
-            print(f"  {rows[-1]}", flush=True)
-    return rows
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="search latency vs seed A")
     parser.add_argument("--data", type=common.Path, required=True)
@@ -404,7 +362,7 @@ def main() -> None:
                             )
                             conn.commit()
                             explains.append((size, slow, plan))
-            extra += _informational(db, name, info["user_id"], size, questions, args)
+            extra += search_scale.informational(db, name, info["user_id"], size, questions, args)
             if args.keep is None:
                 with psycopg.connect(db.url("postgres"), autocommit=True) as admin:
                     admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')

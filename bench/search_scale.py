@@ -13,6 +13,7 @@ recency prior favours them) cost.
 
 from __future__ import annotations
 
+import argparse
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -247,3 +248,46 @@ def quality_row(size: int | str, system: str, q: Quality, ref: Quality | None) -
         q.recall_original,
         q.recall_replica,
     )
+
+
+def informational(
+    db: common.BenchDB,
+    name: str,
+    user_id: int,
+    size: int,
+    questions: list[tuple[locomo_data.Question, Any]],
+    args: argparse.Namespace,
+) -> list[tuple[Any, ...]]:
+    """Concurrent clients on the warm database, then the first searches after a restart
+    (``db`` restarted in place; ``args``: ``bench.search_latency``'s options)."""
+    rows = []
+    for system in ("product", "seed A") if args.clients > 0 else ():
+        times, wall = concurrent(
+            db.url(name),
+            system,
+            user_id,
+            questions,
+            clients=args.clients,
+            per_client=args.client_queries,
+        )
+        rows.append(row(size, system, f"{args.clients} clients", times, wall))
+        print(f"  {rows[-1]}", flush=True)
+
+    def restart() -> str:
+        db.server.stop()
+        db.info = db.server.start()
+        return db.url(name)
+
+    for system in ("product", "seed A") if args.cold_queries > 0 else ():
+        for after_prewarm in (False, True):
+            times, waited = cold(
+                restart, system, user_id, questions, args.cold_queries, after_prewarm=after_prewarm
+            )
+            condition = (
+                "restart, at once"
+                if waited is None
+                else f"restart, cache read back ({waited:.1f} s)"
+            )
+            rows.append(row(size, system, condition, times, None))
+            print(f"  {rows[-1]}", flush=True)
+    return rows

@@ -12,10 +12,10 @@ this tuning and with the fixed weights of before issue 36 (the baseline). Then t
 without MCP (the query embedded on a thread while the statements that need no vector are
 sent), in rotating order: as session 15 ran it (the full-text arm in that first round trip, a
 core left to it by the embedder: one thread), the arm ahead with the embedder's two threads
-whenever the machine looks free (what the tool's own choice,
-:meth:`~agents_memory.embeddings.local.LocalEmbedder.plan_query`, mostly comes to on this
-pool), and the baseline of before: the arm after the vector in the one hybrid statement
-(``SearchTuning.fulltext_ahead`` off), two threads whenever free.
+whenever the machine looks free (session 16's way), and the arm after the vector in the one
+hybrid statement (``SearchTuning.fulltext_ahead`` off), two threads whenever free: what the
+tool's own choice (:meth:`~agents_memory.embeddings.local.LocalEmbedder.plan_query`, the arm
+ahead only when the query leaves it a core) mostly comes to on this pool on two cores.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ COLUMNS = (
     "search alone, fixed weights",
     "search, query embedded meanwhile on one thread (session 15)",
     "same, two embedding threads when free",
-    "same, full-text arm after the vector, two threads when free (before)",
+    "same, full-text arm after the vector, two threads when free",
 )
 HEADERS = ["what is timed", "queries", "p50 ms", "p95 ms", "p99 ms"]
 

@@ -55,13 +55,16 @@ class Embedder(ABC):
         machine's load looks at it now, before that work keeps a core busy, and leaves
         ``spare`` cores to it."""
 
-    def plan_query(self, text: str, work_ms: Mapping[int, float]) -> int | None:
+    def plan_query(
+        self, text: str, work_ms: Mapping[int, float], after_ms: Mapping[int, float] | None = None
+    ) -> int | None:
         """As :meth:`expect_query`, for the query ``text`` beside the caller's work (a search's
         first statements): ``work_ms`` is what that work lately took beside a query on each
-        thread count. A backend that sizes its work by the machine's load takes every free core
-        when query and work are then done sooner, sharing one, else leaves the work a core.
-        Returns the threads the query will get (``None``: a backend that does not embed on this
-        machine's cores)."""
+        thread count, ``after_ms`` what the caller's work left once the query was in took after
+        it (the rest of a search). A backend that sizes its work by the machine's load takes
+        every free core when the whole is then done sooner, sharing one, else leaves the work a
+        core. Returns the threads the query will get (``None``: a backend that does not embed
+        on this machine's cores)."""
         self.expect_query()
         return None
 

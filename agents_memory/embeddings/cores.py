@@ -16,7 +16,9 @@ a thread id); elsewhere the threads are placed by the system.
 Cost (:class:`QueryRates`). What a query takes per token on each thread count, the median of the
 last queries embedded, so that a caller sending work of its own meanwhile can weigh every free
 thread for the query, sharing a core with that work, against leaving it a core: each measured
-as it ran, beside that work, so the sharing is in the figures (:func:`soonest`,
+as it ran, beside that work, so the sharing is in the figures; and what the caller does once
+the query is in, which may differ by thread count (a search runs its full-text arm after the
+vector when the query left its statements no core: :func:`soonest`,
 :meth:`~agents_memory.embeddings.base.Embedder.plan_query`).
 """
 
@@ -28,7 +30,7 @@ import statistics
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -257,8 +259,35 @@ class QueryRates:
         return None if rate is None else rate * tokens
 
 
-def soonest(options: Mapping[int, tuple[float, float]]) -> int:
-    """The thread count whose query and work beside it are both done soonest (``options``:
-    each thread count's milliseconds of the query and of the caller's work, each as measured
-    beside the other on that many threads); fewer threads on a tie."""
-    return min(options, key=lambda threads: (max(options[threads]), threads))
+def plan_options(
+    rates: QueryRates,
+    tokens: int,
+    counts: Iterable[int],
+    work_ms: Mapping[int, float],
+    after_ms: Mapping[int, float] | None = None,
+) -> dict[int, tuple[float, float, float]]:
+    """Each thread count of ``counts`` as :func:`soonest` weighs it: a query of ``tokens``
+    tokens at its rate, the caller's work beside it (``work_ms``) and after it (``after_ms``),
+    a thread count the work was not yet measured with taken at the best of the others (no
+    work measured at all: none); a count with no rate is left out."""
+    options = {}
+    for threads in counts:
+        cost = rates.cost(threads, tokens)
+        work = work_ms.get(threads, min(work_ms.values())) if work_ms else 0.0
+        after = after_ms.get(threads, min(after_ms.values())) if after_ms else 0.0
+        if cost is not None:
+            options[threads] = (cost, work, after)
+    return options
+
+
+def soonest(options: Mapping[int, tuple[float, float, float]]) -> int:
+    """The thread count with which the caller's whole work is done soonest (``options``: each
+    thread count's milliseconds of the query, of the caller's work beside it, each as measured
+    beside the other on that many threads, and of the work left once both are done); fewer
+    threads on a tie."""
+
+    def done(threads: int) -> tuple[float, int]:
+        query, beside, after = options[threads]
+        return max(query, beside) + after, threads
+
+    return min(options, key=done)

@@ -63,6 +63,7 @@ from agents_memory.embeddings.cores import (
     QueryRates,
     Spread,
     cores,
+    plan_options,
     soonest,
     threads_now,
 )
@@ -135,24 +136,22 @@ class LocalEmbedder(Embedder):
         if self.adaptive:
             self._planned = (threads_now(self.threads, spare=spare), time.monotonic())
 
-    def plan_query(self, text: str, work_ms: Mapping[int, float]) -> int | None:
+    def plan_query(
+        self, text: str, work_ms: Mapping[int, float], after_ms: Mapping[int, float] | None = None
+    ) -> int | None:
         """As the base class: every thread, while the machine has a core free for each, when
-        the query (its tokens counted, each thread count's cost per token as measured) and the
-        work beside it are done sooner so (:func:`~agents_memory.embeddings.cores.soonest`; a
-        thread count the work was not yet measured beside is taken at the best of the others);
-        else as :meth:`expect_query`."""
+        the caller's work is done sooner so: the query (its tokens counted, each thread count's
+        cost per token as measured) and the work beside it, then the work after it
+        (:func:`~agents_memory.embeddings.cores.plan_options`,
+        :func:`~agents_memory.embeddings.cores.soonest`); else as :meth:`expect_query`."""
         if not self.adaptive:
             return None
         chosen = beside = threads_now(self.threads, spare=1)
         model = self._model
         tokens = None if model is None else self._tokens(model, text)
         if tokens is not None and beside < self.threads and work_ms:
-            options = {}
-            for threads in (beside, self.threads):
-                cost = self.rates.cost(threads, tokens)
-                work = work_ms.get(threads, min(work_ms.values()))
-                if cost is not None:
-                    options[threads] = (cost, work)
+            counts = (beside, self.threads)
+            options = plan_options(self.rates, tokens, counts, work_ms, after_ms)
             if len(options) == 2:
                 every = soonest(options) > beside
                 other = beside if every else self.threads

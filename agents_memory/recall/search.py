@@ -93,6 +93,8 @@ def search_user(
     query_vector: VectorSource,
     settings: Settings,
     more_vectors: Sequence[VectorSource] = (),
+    *,
+    arm_ahead: bool = True,
 ) -> SearchResult:
     """``user_id``'s search, the vector arm with ``query_vector`` when there is one (a
     callable, :meth:`PendingVector.vector`, is asked once the statements that need no vector
@@ -100,10 +102,14 @@ def search_user(
     that is no tag is refused (:class:`~agents_memory.errors.UnknownProjectError`, naming the
     close ones), not searched for nothing. The request's other phrasings (``more``, their
     vectors or callables in ``more_vectors`` when given) are searched too and the rankings fused
-    (:func:`~agents_memory.store.search.fusion.fuse_results`)."""
+    (:func:`~agents_memory.store.search.fusion.fuse_results`). ``arm_ahead`` false: the
+    full-text arm waits for the vector, inside the hybrid statement (the query being embedded
+    left the statements no core, :attr:`PendingVector.arm_ahead`)."""
     if request.filters.p_tag:
         resolve_project(conn, request.filters.p_tag)
     tuning = search_tuning(settings)
+    if not arm_ahead:
+        tuning = replace(tuning, fulltext_ahead=False)
     filters = request.filters
     shared = team.shared_view(conn, user_id)
     if shared:
@@ -161,15 +167,25 @@ class PendingVector:
     """The query's vector made by ``embed`` (e.g. :func:`embed_query`) on a thread of its own,
     so a search can send what needs no vector meanwhile: :meth:`result` waits for it. An
     ``embed`` that raises degrades the search to full-text, like a failing backend. It keeps
-    when it started and when the vector was first asked for: the search's statements that need
-    none ran between, beside the query on ``threads`` threads (``None``: not known)
-    (:class:`~agents_memory.recall.pace.SearchPace` learns from them)."""
+    when it started, when the vector was first asked for (the search's statements that need
+    none ran between, beside the query on ``threads`` threads; ``None``: not known) and when it
+    was ready (:class:`~agents_memory.recall.pace.SearchPace` learns from them).
+    ``arm_ahead``: the query leaves the search's statements a core, so its full-text arm runs
+    beside the query; when it takes every core, the arm waits for the vector
+    (:func:`search_user`)."""
 
-    def __init__(self, embed: Callable[[], QueryVector], *, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        embed: Callable[[], QueryVector],
+        *,
+        threads: int | None = None,
+        arm_ahead: bool = True,
+    ) -> None:
         self._result = QueryVector(None)
-        self.threads = threads
+        self.threads, self.arm_ahead = threads, arm_ahead
         self.started = time.monotonic()
         self.asked: float | None = None
+        self.ready: float | None = None
         self._thread = threading.Thread(
             target=self._embed, args=(embed,), name="query-embed", daemon=True
         )
@@ -180,6 +196,8 @@ class PendingVector:
             self._result = embed()
         except Exception as exc:  # any backend failure degrades to full-text, by design
             self._result = QueryVector(None, failed_note(exc))
+        finally:
+            self.ready = time.monotonic()
 
     def result(self) -> QueryVector:
         """The vectors (or why there are none), once made."""
@@ -274,7 +292,9 @@ def search_on(
         given = arrival.result()
         return search_user(conn, user_id, request, given.vector, settings, given.more)
     more = [partial(arrival.more, n) for n in range(len(request.more))]
-    return search_user(conn, user_id, request, arrival.vector, settings, more)
+    return search_user(
+        conn, user_id, request, arrival.vector, settings, more, arm_ahead=vector.arm_ahead
+    )
 
 
 class _Arrival:

@@ -17,6 +17,7 @@ from agents_memory.embeddings.cores import (
     RATE_WINDOW,
     QueryRates,
     Spread,
+    plan_options,
     soonest,
 )
 from agents_memory.embeddings.local import _load_e5
@@ -62,16 +63,37 @@ def test_a_rate_is_the_median_of_the_last_queries_so_one_slow_call_does_not_move
 @pytest.mark.parametrize(
     ("options", "threads"),
     [
-        ({1: (27.0, 4.5), 2: (17.0, 7.0)}, 2),  # a long coding question beside quick statements
-        ({1: (12.0, 21.0), 2: (8.0, 25.0)}, 1),  # a short query beside statements on common words
-        ({1: (20.0, 5.0), 2: (20.0, 6.0)}, 1),  # as soon either way: fewer threads
-        ({1: (10.0, 0.0)}, 1),
+        ({1: (27.0, 4.5, 6.0), 2: (17.0, 7.0, 6.0)}, 2),  # a long question beside quick statements
+        ({1: (12.0, 21.0, 6.0), 2: (8.0, 25.0, 6.0)}, 1),  # a short query beside common words
+        ({1: (20.0, 5.0, 6.0), 2: (20.0, 6.0, 6.0)}, 1),  # as soon either way: fewer threads
+        ({1: (10.0, 0.0, 0.0)}, 1),
+        # both cores taken, the full-text arm waits for the vector: a cheap arm is worth it ...
+        ({1: (27.0, 9.0, 6.0), 2: (17.0, 5.0, 9.0)}, 2),
+        # ... an arm over common words (20 ms) is not: it runs sooner beside one thread
+        ({1: (25.0, 24.0, 6.0), 2: (14.0, 5.0, 26.0)}, 1),
     ],
 )
-def test_a_query_takes_the_threads_with_which_it_and_the_work_beside_it_are_done_soonest(
-    options: dict[int, tuple[float, float]], threads: int
+def test_a_query_takes_the_threads_with_which_the_callers_whole_work_is_done_soonest(
+    options: dict[int, tuple[float, float, float]], threads: int
 ) -> None:
     assert soonest(options) == threads
+
+
+def test_a_query_is_weighed_at_its_rate_with_the_work_beside_it_and_after_it() -> None:
+    rates = QueryRates()
+    for threads, ms in ((1, 30.0), (2, 18.0)):
+        for _ in range(4):  # the first call on a thread count is not counted
+            rates.observe(threads, 20, ms, at=time.monotonic())
+    work, after = {1: 9.0, 2: 5.0}, {1: 6.0, 2: 9.0}
+    options = plan_options(rates, 20, (1, 2), work, after)
+    assert options == {1: (30.0, 9.0, 6.0), 2: (18.0, 5.0, 9.0)}
+    assert soonest(options) == 2  # 27 against 36 ms
+    # the arm after the vector grew (a pool of common words): the query leaves it a core
+    assert soonest(plan_options(rates, 20, (1, 2), work, {1: 6.0, 2: 24.0})) == 1
+    # a thread count not yet measured with is taken at the best of the others
+    assert plan_options(rates, 20, (1, 2), {1: 9.0}, {1: 6.0})[2] == (18.0, 9.0, 6.0)
+    assert plan_options(rates, 20, (1, 2), {}, None)[1] == (30.0, 0.0, 0.0)
+    assert plan_options(QueryRates(), 20, (1, 2), work, after) == {}  # no rate: nothing weighed
 
 
 @pytest.mark.skipif(

@@ -178,7 +178,15 @@ def search_result(state: ServerState, request: SearchRequest, *, now: datetime) 
     try:
         source = vector.vector if pending is None else pending.vector
         with state.pool.connection() as conn:
-            result = search_user(conn, state.user_id, prepared, source, state.settings, vector.more)
+            result = search_user(
+                conn,
+                state.user_id,
+                prepared,
+                source,
+                state.settings,
+                vector.more,
+                arm_ahead=pending is None or pending.arm_ahead,
+            )
         if pending is not None:
             state.pace.observe(pending)
         return result

@@ -17,10 +17,11 @@ while the machine has a core free for each (nothing else ready to run,
 of its own for the call (:class:`~agents_memory.embeddings.cores.Spread`). A query is a few
 dozen tokens: two threads halve it on a free machine (12.9 against 25.3 ms p50 here), but on
 busy cores they wait for each other at every layer. A search sends its first statements while
-its query is embedded, its full-text arm among them (a few to a dozen milliseconds of a database
-core); the query leaves them a core (on two cores: one thread) or takes every free core and
-shares one with them, whichever the query's tokens, each thread count's measured cost per token
-and the statements' recent time say is sooner (:meth:`LocalEmbedder.plan_query`). The engine's
+its query is embedded; the query leaves them a core (on two cores: one thread), and they take
+the full-text arm along (a few to a dozen milliseconds of a database core), or it takes every
+free core and shares one with them, the arm then waiting for the vector: whichever the query's
+tokens, each thread count's measured cost per token and the search's recent times beside and
+after the query say is sooner (:meth:`LocalEmbedder.plan_query`). The engine's
 OpenMP is loaded with a short spin (``GOMP_SPINCOUNT`` :data:`SPIN_COUNT` unless the user set
 one): a thread waiting at a barrier sleeps after tens of microseconds instead of spinning for
 milliseconds on a core another thread needs, which bounds the cost of a wrong guess: a query

@@ -80,9 +80,9 @@ def test_what_a_search_takes_once_its_vector_is_in_is_learned_by_thread_count() 
     pace = SearchPace()
     for after in (5.0, 6.0, 40.0):
         _searched(pace, 1, 9.0, after_ms=after)
-    _searched(pace, 2, 4.0, after_ms=9.0)  # the full-text arm after the vector: more after
-    after_ms = pace.after_ms()
-    assert after_ms == {1: pytest.approx(6.0, abs=1.0), 2: pytest.approx(9.0, abs=1.0)}
+    _searched(pace, 2, 4.0, after_ms=20.0)  # the full-text arm after the vector: more after
+    after_ms = pace.after_ms()  # (each a little later than said: observed a moment after)
+    assert after_ms == {1: pytest.approx(6.0, abs=2.5), 2: pytest.approx(20.0, abs=2.5)}
     embedder = PlanningEmbedder(threads=1)
     pace.start(embedder, "which port does staging use", _made).result()
     assert embedder.planned[-1][2] == after_ms
@@ -95,8 +95,8 @@ def test_a_vector_made_after_it_was_asked_for_counts_from_when_it_was_ready() ->
     now = time.monotonic()
     pending.started, pending.asked, pending.ready = now - 0.030, now - 0.025, now - 0.010
     pace.observe(pending)  # asked at 5 ms, waited 15 ms for the vector, then 10 ms more
-    assert pace.work_ms() == {2: pytest.approx(5.0, abs=1.0)}
-    assert pace.after_ms() == {2: pytest.approx(10.0, abs=1.0)}
+    assert pace.work_ms() == {2: pytest.approx(5.0)}
+    assert 10.0 <= pace.after_ms()[2] < 20.0  # not from when it was asked for (25 ms)
 
 
 @pytest.mark.skipif(cores() < 2, reason="a core to leave needs two")

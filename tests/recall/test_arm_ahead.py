@@ -1,11 +1,10 @@
 """A search whose query takes every core leaves its full-text arm for after the vector (inside
 the hybrid statement); one whose query leaves a core sends the arm beside it. Either way the
-search finds the same. Real database; the query's vector is made by a callable on the
-PendingVector's own thread, which looks at the connection when the search asks for it."""
+search finds the same. Real database; the query's vector is made on the PendingVector's own
+thread, and the connection is looked at when the search first asks for it."""
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,32 +40,37 @@ def vector_settings(make_settings: Any, db_url: str, conn: psycopg.Connection[An
     return result
 
 
+class _Watched(PendingVector):
+    """The real pending vector, which counts the arm's statements prepared on ``conn`` at the
+    moment the search first asks for the vector (on the search's own thread)."""
+
+    def __init__(self, conn: psycopg.Connection[Any], *, arm_ahead: bool) -> None:
+        self.conn, self.at_ask = conn, -1
+        super().__init__(lambda: QueryVector(unit((1, 1.0))), threads=2, arm_ahead=arm_ahead)
+
+    def result(self) -> QueryVector:
+        if self.asked is None:
+            self.at_ask = _arm_statements(self.conn)
+        return super().result()
+
+
 def _search(
     conn: psycopg.Connection[Any], settings: Settings, *, arm_ahead: bool
 ) -> tuple[int, SearchResult]:
     """The search of "zeppelin hangar deploy" with its vector made beside it, and how many
     statements holding the arm the connection prepared before the search asked for the
     vector."""
-    pending: list[PendingVector] = []
-    prepared = [_arm_statements(conn)]
-
-    def embed() -> QueryVector:
-        deadline = time.monotonic() + 10
-        while (not pending or pending[0].asked is None) and time.monotonic() < deadline:
-            time.sleep(0.001)
-        prepared.append(_arm_statements(conn))
-        return QueryVector(unit((1, 1.0)))
-
+    before = _arm_statements(conn)
     request = prepare_search(
         SearchRequest.build(query="zeppelin hangar deploy", limit=5),
         device_name=None,
         now=datetime.now(UTC),
     )
-    pending.append(PendingVector(embed, threads=2, arm_ahead=arm_ahead))
+    pending = _Watched(conn, arm_ahead=arm_ahead)
     notes: list[str] = []
-    result = search_on(conn, settings, request, pending[0], on_note=notes.append)
-    assert notes == [] and result.vector_used
-    return prepared[1] - prepared[0], result
+    result = search_on(conn, settings, request, pending, on_note=notes.append)
+    assert notes == [] and result.vector_used and pending.asked is not None
+    return pending.at_ask - before, result
 
 
 def _arm_statements(conn: psycopg.Connection[Any]) -> int:
